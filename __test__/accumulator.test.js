@@ -1,0 +1,229 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { BodyAccumulator, BodyError, JS_TIER_MAX, stats } = require('..')
+const { bodyOf } = require('./helpers/client')
+const { bytesInUseAfterGc } = require('./helpers/memory')
+
+const MIB = 1024 * 1024
+
+// Sizes on both sides of the JS/native tier boundary and of the preallocation cap.
+const SIZES = [0, 1, 100, JS_TIER_MAX - 1, JS_TIER_MAX, JS_TIER_MAX + 1, MIB - 1, MIB + 1, 3 * MIB]
+
+function feed (acc, body, step, as = 'arraybuffer') {
+  for (let i = 0; i < body.length || i === 0; i += step) {
+    const piece = body.subarray(i, i + step)
+    // uWS hands an ArrayBuffer of exactly the chunk; copy so the test's own bytes can
+    // be scribbled over afterwards, the way uWS reuses its receive buffer.
+    const chunk = as === 'arraybuffer' ? piece.buffer.slice(piece.byteOffset, piece.byteOffset + piece.length) : piece
+    const accepted = acc.push(chunk)
+    if (as === 'arraybuffer') new Uint8Array(chunk).fill(0xee)
+    if (!accepted) return false
+    if (body.length === 0) break
+  }
+  return true
+}
+
+test('every byte comes back, any size, any chunking, with and without content-length', async () => {
+  roundTrips()
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+function roundTrips () {
+  for (const size of SIZES) {
+    const body = bodyOf(size)
+    for (const step of [1, 1000, 65483, 524288]) {
+      if (step < 1000 && size > 200000) continue
+      for (const contentLength of [size, String(size), undefined]) {
+        const acc = new BodyAccumulator({ contentLength, limit: 8 * MIB })
+        assert.equal(feed(acc, body, step), true)
+        assert.equal(acc.received, size)
+        const out = acc.finish()
+        assert.ok(Buffer.isBuffer(out))
+        assert.ok(out.equals(body), `size ${size} step ${step} length ${contentLength}`)
+      }
+    }
+  }
+}
+
+test('accepts any ArrayBufferView and copies before returning', () => {
+  const body = bodyOf(5000)
+  for (const make of [(b) => new Uint8Array(b), (b) => new DataView(b.buffer, b.byteOffset, b.length), (b) => Buffer.from(b)]) {
+    const acc = new BodyAccumulator({ contentLength: 5000 })
+    const view = make(Buffer.from(body))
+    acc.push(view)
+    new Uint8Array(view.buffer, view.byteOffset, view.byteLength).fill(0)
+    assert.ok(acc.finish().equals(body))
+  }
+  const words = new Uint32Array([1, 2])
+  const acc = new BodyAccumulator({})
+  acc.push(words)
+  assert.equal(acc.finish().length, 8)
+})
+
+test('empty body gives an empty Buffer', () => {
+  for (const contentLength of [0, '0', undefined, null, '']) {
+    const acc = new BodyAccumulator({ contentLength })
+    acc.push(new ArrayBuffer(0))
+    const out = acc.finish()
+    assert.ok(Buffer.isBuffer(out))
+    assert.equal(out.length, 0)
+  }
+  assert.equal(new BodyAccumulator().finish().length, 0, 'finish without any push')
+})
+
+test('preallocates the declared length, capped by maxPreallocated', () => {
+  assert.equal(new BodyAccumulator({ contentLength: 1000 }).capacity, 1000)
+  assert.equal(new BodyAccumulator({ contentLength: 500000, limit: '1mb' }).capacity, 500000)
+  const big = new BodyAccumulator({ contentLength: 64 * MIB, limit: '100mb' })
+  assert.equal(big.capacity, MIB)
+  big.push(new Uint8Array(1))
+  assert.equal(big.capacity, MIB, 'one byte sent: no more memory than the cap')
+  big.abort()
+  assert.equal(big.capacity, 0)
+  const small = new BodyAccumulator({ contentLength: 300000, limit: '1mb', maxPreallocated: 100000 })
+  assert.equal(small.capacity, 100000)
+  small.abort()
+})
+
+test('declared length over the limit: 413 at construction, nothing stored', () => {
+  for (const contentLength of [101, '101', '99999999999999999999999']) {
+    const acc = new BodyAccumulator({ contentLength, limit: 100 })
+    assert.ok(acc.error instanceof BodyError)
+    assert.equal(acc.error.status, 413)
+    assert.equal(acc.error.statusCode, 413)
+    assert.equal(acc.error.type, 'entity.too.large')
+    assert.equal(acc.error.expose, true)
+    assert.equal(acc.error.limit, 100)
+    assert.equal(acc.capacity, 0)
+    assert.equal(acc.push(new Uint8Array(10)), false)
+    assert.equal(acc.received, 0)
+    assert.throws(() => acc.finish(), (e) => e === acc.error)
+  }
+})
+
+test('bytes beyond the limit: 413 as they arrive, memory released, same error after', async () => {
+  for (const limit of [10, JS_TIER_MAX * 2]) {
+    const acc = new BodyAccumulator({ limit })
+    assert.equal(acc.push(new Uint8Array(limit)), true)
+    assert.equal(acc.push(new Uint8Array(1)), false)
+    const error = acc.error
+    assert.equal(error.status, 413)
+    assert.equal(error.received, limit + 1)
+    assert.equal(error.limit, limit)
+    assert.equal(acc.capacity, 0)
+    assert.equal(acc.push(new Uint8Array(1)), false, 'no work after the first error')
+    assert.equal(acc.error, error, 'exactly once: the first error stays')
+    assert.throws(() => acc.finish(), (e) => e === error)
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('more bytes than content-length: 400 request.size.invalid', () => {
+  for (const declared of [5, JS_TIER_MAX + 5]) {
+    const acc = new BodyAccumulator({ contentLength: declared, limit: '1mb' })
+    assert.equal(acc.push(new Uint8Array(declared - 1)), true)
+    assert.equal(acc.push(new Uint8Array(2)), false)
+    assert.equal(acc.error.status, 400)
+    assert.equal(acc.error.type, 'request.size.invalid')
+    assert.equal(acc.error.expected, declared)
+    assert.equal(acc.error.received, declared + 1)
+    assert.equal(acc.capacity, 0)
+  }
+})
+
+test('fewer bytes than content-length at finish: 400, thrown again on retry', () => {
+  for (const declared of [5, JS_TIER_MAX + 5]) {
+    const acc = new BodyAccumulator({ contentLength: declared, limit: '1mb' })
+    acc.push(new Uint8Array(3))
+    let first
+    assert.throws(() => acc.finish(), (e) => { first = e; return e.status === 400 && e.type === 'request.size.invalid' && e.received === 3 && e.expected === declared })
+    assert.throws(() => acc.finish(), (e) => e === first)
+    assert.equal(acc.capacity, 0)
+  }
+})
+
+test('invalid content-length: 400 at construction', () => {
+  for (const contentLength of ['abc', '-1', '1.5', '1e3', ' 5', '5, 5', '0x10', -1, 1.5, NaN, Infinity]) {
+    const acc = new BodyAccumulator({ contentLength })
+    assert.equal(acc.error?.status, 400, String(contentLength))
+    assert.equal(acc.error.type, 'request.size.invalid')
+    assert.equal(acc.push(new Uint8Array(1)), false)
+  }
+})
+
+test('unsupported encoding: 415 before any byte is stored', () => {
+  const acc = new BodyAccumulator({ contentEncoding: 'compress', contentLength: 10 })
+  assert.equal(acc.error.status, 415)
+  assert.equal(acc.error.type, 'encoding.unsupported')
+  assert.equal(acc.error.encoding, 'compress')
+  assert.equal(acc.capacity, 0)
+  assert.equal(acc.push(new Uint8Array(10)), false)
+  for (const contentEncoding of ['identity', 'IDENTITY', ' identity ', '']) {
+    const ok = new BodyAccumulator({ contentEncoding, contentLength: 2 })
+    ok.push(new Uint8Array(2))
+    assert.equal(ok.finish().length, 2, contentEncoding)
+  }
+})
+
+test('abort releases memory at once, is idempotent, and finish() then throws 400 request.aborted', async () => {
+  const before = await bytesInUseAfterGc()
+  for (const size of [100, MIB]) {
+    const acc = new BodyAccumulator({ contentLength: size * 2, limit: '8mb' })
+    acc.push(new Uint8Array(size))
+    acc.abort()
+    acc.abort()
+    assert.equal(acc.capacity, 0)
+    assert.equal(acc.error.type, 'request.aborted')
+    assert.equal(acc.error.status, 400)
+    assert.equal(acc.error.code, 'ECONNABORTED')
+    assert.throws(() => acc.finish(), (e) => e.type === 'request.aborted')
+    assert.throws(() => acc.push(new Uint8Array(1)), /push\(\) after abort\(\)/)
+  }
+  assert.equal(stats().bytesInUse, before, 'freed synchronously, without waiting for GC')
+})
+
+test('misuse: clear errors, never a crash', () => {
+  const acc = new BodyAccumulator({ contentLength: 2 })
+  for (const bad of [undefined, null, 'ab', 12, {}, [1, 2]]) {
+    assert.throws(() => acc.push(bad), TypeError)
+  }
+  const big = new BodyAccumulator({ contentLength: MIB, limit: '2mb' })
+  assert.throws(() => big.push('x'), TypeError)
+  big.abort()
+
+  const detached = new ArrayBuffer(8)
+  structuredClone(detached, { transfer: [detached] })
+  assert.throws(() => acc.push(detached), /detached/)
+  assert.throws(() => new BodyAccumulator({ contentLength: MIB, limit: '2mb' }).push(detached), /detached/)
+
+  for (const size of [2, MIB]) {
+    const a = new BodyAccumulator({ contentLength: size, limit: '2mb' })
+    a.push(new Uint8Array(size))
+    a.finish()
+    assert.throws(() => a.finish(), /finish\(\) after finish\(\)/)
+    assert.throws(() => a.push(new Uint8Array(1)), /push\(\) after finish\(\)/)
+    a.abort()
+    assert.equal(a.error, null, 'abort after finish changes nothing')
+  }
+  for (const options of [{ limit: {} }, { limit: 'lots' }, { limit: -1 }, { maxPreallocated: '1mb' }, { contentLength: {} }, { contentEncoding: 5 }, 'x', 5]) {
+    assert.throws(() => new BodyAccumulator(options), TypeError, JSON.stringify(options))
+  }
+})
+
+test('limit accepts numbers and body-parser strings', () => {
+  const acc = new BodyAccumulator({ limit: '1kb' })
+  assert.equal(acc.push(new Uint8Array(1024)), true)
+  assert.equal(acc.push(new Uint8Array(1)), false)
+  assert.equal(new BodyAccumulator({ contentLength: 102401 }).error.limit, 102400, "default '100kb'")
+  assert.equal(new BodyAccumulator({ limit: Infinity, contentLength: MIB }).error, null)
+})
+
+test('a dropped accumulator frees its native memory after GC', async () => {
+  ;(() => {
+    const acc = new BodyAccumulator({ contentLength: MIB, limit: '2mb' })
+    acc.push(new Uint8Array(1000))
+  })()
+  assert.ok(stats().bytesInUse > 0)
+  assert.equal(await bytesInUseAfterGc(), 0)
+})

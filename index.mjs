@@ -1,0 +1,7 @@
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+const uwsBody = require('./index.js')
+
+export const { BodyAccumulator, BodyError, readBody, stats, JS_TIER_MAX } = uwsBody
+export default uwsBody

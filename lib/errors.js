@@ -1,0 +1,61 @@
+'use strict'
+
+/**
+ * What a client did wrong, with the HTTP status to answer. Same shape as the errors of
+ * raw-body / body-parser (status, statusCode, type, expose, and the size fields), so
+ * existing error handlers work unchanged.
+ */
+class BodyError extends Error {
+  constructor (message, fields) {
+    super(message)
+    this.name = 'BodyError'
+    this.status = fields.status
+    this.statusCode = fields.status
+    this.type = fields.type
+    this.code = fields.code
+    this.expose = true
+    for (const key of ['limit', 'length', 'expected', 'received', 'encoding']) {
+      if (fields[key] !== undefined) this[key] = fields[key]
+    }
+  }
+}
+
+// code -> [status, type, message]. Native errors arrive as { code, ...fields } and are
+// built from this same table, so both tiers produce identical errors.
+const KINDS = {
+  ERR_BODY_TOO_LARGE: [413, 'entity.too.large', () => 'request entity too large'],
+  ERR_BODY_LENGTH_MISMATCH: [400, 'request.size.invalid', () => 'request size did not match content length'],
+  ERR_BODY_INVALID_LENGTH: [400, 'request.size.invalid', () => 'invalid content-length header'],
+  ERR_BODY_ENCODING_UNSUPPORTED: [415, 'encoding.unsupported', (f) => `unsupported content encoding "${f.encoding}"`],
+  ECONNABORTED: [400, 'request.aborted', () => 'request aborted']
+}
+
+function bodyError (code, fields) {
+  const [status, type, message] = KINDS[code]
+  return new BodyError(message(fields), { ...fields, code, status, type })
+}
+
+function tooLarge (limit, length, received) {
+  return bodyError('ERR_BODY_TOO_LARGE', { limit, length: orUndefined(length), expected: orUndefined(length), received })
+}
+
+function lengthMismatch (expected, received) {
+  return bodyError('ERR_BODY_LENGTH_MISMATCH', { length: expected, expected, received })
+}
+
+function aborted (expected, received) {
+  return bodyError('ECONNABORTED', { length: orUndefined(expected), expected: orUndefined(expected), received })
+}
+
+function orUndefined (length) {
+  return length >= 0 ? length : undefined
+}
+
+/** A call the accumulator's state does not allow: the program's mistake, not the client's. */
+function stateError (message) {
+  const err = new Error(`BodyAccumulator: ${message}`)
+  err.code = 'ERR_BODY_STATE'
+  return err
+}
+
+module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, stateError }

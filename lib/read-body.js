@@ -1,0 +1,75 @@
+'use strict'
+const { BodyAccumulator } = require('./accumulator')
+const { describe } = require('./options')
+
+/**
+ * Reads the body of a uWS request. Call it synchronously inside the route handler:
+ * uWS's `req` is only valid until the handler returns, and onData/onAborted must be
+ * attached before then. It owns `res.onAborted`; when the client goes away it sets
+ * `res.aborted = true`, calls `options.onAborted` and rejects with a 400
+ * `request.aborted` BodyError, after which `res` must not be used.
+ */
+function readBody (res, req, options) {
+  if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function') {
+    throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpResponse, got ${describe(res)}`)
+  }
+  const accumulator = new BodyAccumulator(bodyOptions(req, options))
+  const onAborted = options != null ? options.onAborted : undefined
+  if (onAborted !== undefined && typeof onAborted !== 'function') {
+    throw new TypeError('uws-body: options.onAborted must be a function')
+  }
+
+  return new Promise((resolve, reject) => {
+    let settled = false
+    const settle = (error, body) => {
+      if (settled) return
+      settled = true
+      if (error) reject(error)
+      else resolve(body)
+    }
+    res.onAborted(() => {
+      res.aborted = true
+      accumulator.abort()
+      settle(accumulator.error)
+      if (onAborted) onAborted()
+    })
+    // A body rejected up front (length over the limit, bad length, unsupported encoding)
+    // still gets an onData handler: its bytes are then dropped by push() without work,
+    // and the handler is free to answer with the error's status at once.
+    if (accumulator.error !== null) settle(accumulator.error)
+    res.onData((chunk, isLast) => {
+      if (settled) return
+      if (!accumulator.push(chunk)) return settle(accumulator.error)
+      if (isLast) {
+        let body
+        try {
+          body = accumulator.finish()
+        } catch (error) {
+          return settle(error)
+        }
+        settle(null, body)
+      }
+    })
+  })
+}
+
+function bodyOptions (req, options) {
+  if (options !== undefined && options !== null && typeof options !== 'object') {
+    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
+  }
+  const { limit, maxPreallocated } = options || {}
+  let contentLength, contentEncoding
+  if (req !== null && typeof req === 'object' && typeof req.getHeader === 'function') {
+    contentLength = req.getHeader('content-length')
+    contentEncoding = req.getHeader('content-encoding')
+  } else if (req !== null && typeof req === 'object') {
+    // A plain headers object, as frameworks keep them (lower-case names).
+    contentLength = req['content-length']
+    contentEncoding = req['content-encoding']
+  } else {
+    throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpRequest or a headers object, got ${describe(req)}`)
+  }
+  return { limit, maxPreallocated, contentLength, contentEncoding: contentEncoding === '' ? null : contentEncoding }
+}
+
+module.exports = { readBody }

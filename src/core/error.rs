@@ -1,0 +1,77 @@
+//! Errors a client can cause. Each carries the HTTP status a server should answer with,
+//! and the fields raw-body exposes, so frameworks can map them without special cases.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyError {
+    /// More bytes than `limit`, declared (`length`) or received. 413 `entity.too.large`.
+    TooLarge {
+        limit: u64,
+        length: Option<u64>,
+        received: u64,
+    },
+    /// Received bytes disagree with the declared content-length. 400 `request.size.invalid`.
+    LengthMismatch { expected: u64, received: u64 },
+    /// A content-length header that is not a non-negative integer. 400 `request.size.invalid`.
+    InvalidLength,
+    /// A content-encoding this build does not decode. 415 `encoding.unsupported`.
+    EncodingUnsupported { encoding: String },
+    /// The client went away (or the application gave up) before the body ended.
+    /// 400 `request.aborted`.
+    Aborted {
+        expected: Option<u64>,
+        received: u64,
+    },
+}
+
+impl BodyError {
+    pub fn status(&self) -> u16 {
+        match self {
+            BodyError::TooLarge { .. } => 413,
+            BodyError::EncodingUnsupported { .. } => 415,
+            BodyError::LengthMismatch { .. }
+            | BodyError::InvalidLength
+            | BodyError::Aborted { .. } => 400,
+        }
+    }
+
+    /// The stable `code` of the JS error (`ECONNABORTED` is raw-body's for an abort).
+    pub fn code(&self) -> &'static str {
+        match self {
+            BodyError::TooLarge { .. } => "ERR_BODY_TOO_LARGE",
+            BodyError::LengthMismatch { .. } => "ERR_BODY_LENGTH_MISMATCH",
+            BodyError::InvalidLength => "ERR_BODY_INVALID_LENGTH",
+            BodyError::EncodingUnsupported { .. } => "ERR_BODY_ENCODING_UNSUPPORTED",
+            BodyError::Aborted { .. } => "ECONNABORTED",
+        }
+    }
+
+    /// raw-body's `type` string for this error.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BodyError::TooLarge { .. } => "entity.too.large",
+            BodyError::LengthMismatch { .. } | BodyError::InvalidLength => "request.size.invalid",
+            BodyError::EncodingUnsupported { .. } => "encoding.unsupported",
+            BodyError::Aborted { .. } => "request.aborted",
+        }
+    }
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::TooLarge { .. } => f.write_str("request entity too large"),
+            BodyError::LengthMismatch { .. } => {
+                f.write_str("request size did not match content length")
+            }
+            BodyError::InvalidLength => f.write_str("invalid content-length header"),
+            BodyError::EncodingUnsupported { encoding } => {
+                write!(f, "unsupported content encoding \"{encoding}\"")
+            }
+            BodyError::Aborted { .. } => f.write_str("request aborted"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}

@@ -1,0 +1,13 @@
+//! The napi-free core: everything here is plain Rust, covered by `cargo test`.
+
+pub mod body;
+pub mod encoding;
+pub mod error;
+pub mod memory;
+
+#[cfg(test)]
+mod tests;
+
+pub use body::{Body, BodyOptions, FinishError, Misuse};
+pub use error::BodyError;
+pub use memory::{stats, Block, MemoryStats};

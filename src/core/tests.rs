@@ -1,0 +1,224 @@
+use super::*;
+
+const MIB: u64 = 1 << 20;
+
+fn options(content_length: Option<u64>, limit: u64) -> BodyOptions {
+    BodyOptions {
+        content_length,
+        limit,
+        max_preallocated: MIB,
+        content_encoding: None,
+    }
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 + i / 251) as u8).collect()
+}
+
+/// Splits `data` at many different chunk sizes and checks every byte comes back.
+#[test]
+fn any_chunking_gives_back_every_byte() {
+    for len in [0usize, 1, 2, 100, 4096, 65_483, 1 << 20, (1 << 20) + 1, 3 << 20] {
+        let data = pattern(len);
+        for step in [1usize, 7, 4096, 65_483, 524_288, usize::MAX] {
+            if len > 70_000 && step < 4096 {
+                continue;
+            }
+            for declared in [Some(len as u64), None] {
+                let mut body = Body::new(&options(declared, 8 * MIB));
+                for chunk in data.chunks(step.min(len.max(1))) {
+                    assert_eq!(body.push(chunk), Ok(true));
+                }
+                let block = body.finish().expect("finish");
+                assert_eq!(block.len(), len);
+                assert!(block.as_slice() == data.as_slice(), "len {len} step {step}");
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_chunks_and_empty_body() {
+    let mut body = Body::new(&options(Some(0), 10));
+    assert_eq!(body.capacity(), 0);
+    assert_eq!(body.push(&[]), Ok(true));
+    let block = body.finish().expect("empty body finishes");
+    assert_eq!((block.len(), block.capacity()), (0, 0));
+
+    let mut body = Body::new(&options(None, 10));
+    let block = body.finish().expect("unknown-length empty body");
+    assert!(block.is_empty());
+}
+
+#[test]
+fn preallocates_declared_length_up_to_the_cap() {
+    let body = Body::new(&options(Some(1000), MIB));
+    assert_eq!(body.capacity(), 1000);
+    let body = Body::new(&options(Some(64 * MIB), 128 * MIB));
+    assert_eq!(body.capacity() as u64, MIB);
+    let body = Body::new(&options(None, 128 * MIB));
+    assert_eq!(body.capacity(), 0);
+}
+
+#[test]
+fn single_chunk_allocates_exactly_once() {
+    let mut body = Body::new(&options(Some(4096), MIB));
+    let cap = body.capacity();
+    body.push(&pattern(4096)).unwrap();
+    assert_eq!(body.capacity(), cap);
+    let mut body = Body::new(&options(None, MIB));
+    body.push(&pattern(300)).unwrap();
+    assert_eq!(body.capacity(), 300, "unknown length: exact first allocation");
+}
+
+#[test]
+fn growth_past_the_cap_follows_arrival_and_stops_at_declared_length() {
+    let declared = 5 * MIB + 3;
+    let mut body = Body::new(&options(Some(declared), 64 * MIB));
+    let data = pattern(declared as usize);
+    let mut sent = 0usize;
+    for chunk in data.chunks(65_483) {
+        body.push(chunk).unwrap();
+        sent += chunk.len();
+        let cap = body.capacity() as u64;
+        assert!(cap <= declared, "capacity {cap} past declared {declared}");
+        assert!(
+            cap <= (2 * sent as u64).max(MIB),
+            "capacity {cap} ahead of {sent} bytes"
+        );
+    }
+    assert_eq!(body.capacity() as u64, declared);
+    assert!(body.finish().unwrap().as_slice() == data.as_slice());
+}
+
+#[test]
+fn unknown_length_growth_is_bounded_by_limit() {
+    let limit = 3 * MIB + 5;
+    let mut body = Body::new(&options(None, limit));
+    for chunk in pattern(limit as usize).chunks(1 << 16) {
+        assert_eq!(body.push(chunk), Ok(true));
+        assert!(body.capacity() as u64 <= limit);
+    }
+    assert_eq!(body.finish().unwrap().len() as u64, limit);
+}
+
+#[test]
+fn declared_length_over_limit_fails_at_construction() {
+    let mut body = Body::new(&options(Some(101), 100));
+    let expected = BodyError::TooLarge {
+        limit: 100,
+        length: Some(101),
+        received: 0,
+    };
+    assert_eq!(body.error(), Some(&expected));
+    assert_eq!(expected.status(), 413);
+    assert_eq!(body.capacity(), 0, "nothing allocated");
+    assert_eq!(body.push(b"x"), Ok(false));
+    assert_eq!(body.received(), 0, "nothing stored after the error");
+    assert_eq!(body.finish().unwrap_err(), FinishError::Body(expected));
+}
+
+#[test]
+fn bytes_over_limit_fail_as_they_arrive() {
+    let mut body = Body::new(&options(None, 10));
+    assert_eq!(body.push(b"0123456789"), Ok(true));
+    assert_eq!(body.push(b"x"), Ok(false));
+    assert_eq!(
+        body.error(),
+        Some(&BodyError::TooLarge {
+            limit: 10,
+            length: None,
+            received: 11
+        })
+    );
+    assert_eq!((body.length(), body.capacity()), (0, 0), "released at once");
+    assert_eq!(body.push(b"more"), Ok(false));
+    assert!(matches!(body.finish(), Err(FinishError::Body(BodyError::TooLarge { .. }))));
+}
+
+#[test]
+fn more_bytes_than_declared_is_a_length_mismatch() {
+    let mut body = Body::new(&options(Some(3), 100));
+    assert_eq!(body.push(b"ab"), Ok(true));
+    assert_eq!(body.push(b"cd"), Ok(false));
+    let error = body.error().cloned().unwrap();
+    assert_eq!(
+        error,
+        BodyError::LengthMismatch {
+            expected: 3,
+            received: 4
+        }
+    );
+    assert_eq!((error.status(), error.kind()), (400, "request.size.invalid"));
+    assert_eq!(body.capacity(), 0);
+}
+
+#[test]
+fn fewer_bytes_than_declared_fails_at_finish() {
+    let mut body = Body::new(&options(Some(5), 100));
+    body.push(b"abc").unwrap();
+    let expected = BodyError::LengthMismatch {
+        expected: 5,
+        received: 3,
+    };
+    assert_eq!(body.finish().unwrap_err(), FinishError::Body(expected.clone()));
+    assert_eq!(body.capacity(), 0);
+    assert_eq!(body.finish().unwrap_err(), FinishError::Body(expected), "same error again");
+}
+
+#[test]
+fn unsupported_encoding_fails_before_any_byte() {
+    let mut body = Body::new(&BodyOptions {
+        content_encoding: Some("compress".into()),
+        ..options(Some(10), 100)
+    });
+    let error = body.error().cloned().unwrap();
+    assert_eq!((error.status(), error.kind()), (415, "encoding.unsupported"));
+    assert_eq!(error.to_string(), "unsupported content encoding \"compress\"");
+    assert_eq!(body.capacity(), 0);
+    assert_eq!(body.push(b"x"), Ok(false));
+}
+
+#[test]
+fn abort_releases_and_is_idempotent() {
+    let mut body = Body::new(&options(Some(100), 1000));
+    body.push(b"hello").unwrap();
+    body.abort();
+    body.abort();
+    assert_eq!(body.capacity(), 0);
+    let aborted = BodyError::Aborted {
+        expected: Some(100),
+        received: 5,
+    };
+    assert_eq!(body.error(), Some(&aborted));
+    assert_eq!(body.push(b"x"), Err(Misuse::AfterAbort));
+    assert_eq!(body.finish().unwrap_err(), FinishError::Body(aborted));
+}
+
+#[test]
+fn abort_after_an_error_keeps_the_first_error() {
+    let mut body = Body::new(&options(Some(1), 1000));
+    body.push(b"xx").unwrap();
+    body.abort();
+    assert!(matches!(body.error(), Some(BodyError::LengthMismatch { .. })));
+}
+
+#[test]
+fn misuse_after_finish() {
+    let mut body = Body::new(&options(None, 10));
+    body.push(b"a").unwrap();
+    body.finish().unwrap();
+    assert_eq!(body.push(b"x"), Err(Misuse::AfterFinish));
+    assert_eq!(body.finish().unwrap_err(), FinishError::Misuse(Misuse::AfterFinish));
+    body.abort();
+    assert_eq!(body.error(), None, "abort after finish changes nothing");
+}
+
+#[test]
+fn huge_declared_length_pins_at_most_the_cap() {
+    let mut body = Body::new(&options(Some(1 << 30), 1 << 31));
+    body.push(b"x").unwrap();
+    assert_eq!(body.capacity() as u64, MIB);
+    assert!(matches!(body.finish(), Err(FinishError::Body(BodyError::LengthMismatch { .. }))));
+    assert_eq!(body.capacity(), 0);
+}

@@ -1,0 +1,7 @@
+//! uws-body: reads HTTP request bodies for uWebSockets.js with one copy per byte.
+//!
+//! `core` holds the rules and memory and knows nothing of Node; `node` converts between
+//! it and JavaScript.
+
+pub mod core;
+pub mod node;

@@ -1,0 +1,34 @@
+//! The N-API layer: converts between JS values and `core`, nothing more.
+
+mod body;
+mod buffer;
+mod raw;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use raw::{export, number, object, set};
+
+unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) -> raw::Value {
+    let s = crate::core::stats();
+    let o = object(env);
+    set(env, o, "bytesInUse", number(env, s.bytes_in_use as f64));
+    set(env, o, "blocksInUse", number(env, s.blocks_in_use as f64));
+    o
+}
+
+#[napi(module_exports)]
+pub fn init(exports: Object) -> Result<()> {
+    let env = exports.value().env;
+    let exports = exports.raw();
+    unsafe {
+        export(env, exports, "create", Some(body::create));
+        export(env, exports, "push", Some(body::push));
+        export(env, exports, "finish", Some(body::finish));
+        export(env, exports, "abort", Some(body::abort));
+        export(env, exports, "error", Some(body::error));
+        export(env, exports, "sizes", Some(body::sizes));
+        export(env, exports, "stats", Some(stats));
+    }
+    Ok(())
+}
