@@ -135,10 +135,7 @@ impl Body {
             return Err(FinishError::Body(error));
         }
         self.state = State::Finished;
-        Ok(self
-            .block
-            .take()
-            .unwrap_or_else(|| Block::with_capacity(0)))
+        Ok(self.block.take().unwrap_or_else(|| Block::with_capacity(0)))
     }
 
     /// Releases everything now. Idempotent; a no-op after `finish()`.

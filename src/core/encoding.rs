@@ -32,7 +32,13 @@ mod tests {
 
     #[test]
     fn identity_forms() {
-        for h in [None, Some(""), Some(" "), Some("identity"), Some(" IDENTITY ")] {
+        for h in [
+            None,
+            Some(""),
+            Some(" "),
+            Some("identity"),
+            Some(" IDENTITY "),
+        ] {
             assert_eq!(parse(h), Ok(vec![]), "{h:?}");
         }
     }

@@ -18,7 +18,17 @@ fn pattern(len: usize) -> Vec<u8> {
 /// Splits `data` at many different chunk sizes and checks every byte comes back.
 #[test]
 fn any_chunking_gives_back_every_byte() {
-    for len in [0usize, 1, 2, 100, 4096, 65_483, 1 << 20, (1 << 20) + 1, 3 << 20] {
+    for len in [
+        0usize,
+        1,
+        2,
+        100,
+        4096,
+        65_483,
+        1 << 20,
+        (1 << 20) + 1,
+        3 << 20,
+    ] {
         let data = pattern(len);
         for step in [1usize, 7, 4096, 65_483, 524_288, usize::MAX] {
             if len > 70_000 && step < 4096 {
@@ -68,7 +78,11 @@ fn single_chunk_allocates_exactly_once() {
     assert_eq!(body.capacity(), cap);
     let mut body = Body::new(&options(None, MIB));
     body.push(&pattern(300)).unwrap();
-    assert_eq!(body.capacity(), 300, "unknown length: exact first allocation");
+    assert_eq!(
+        body.capacity(),
+        300,
+        "unknown length: exact first allocation"
+    );
 }
 
 #[test]
@@ -133,7 +147,10 @@ fn bytes_over_limit_fail_as_they_arrive() {
     );
     assert_eq!((body.length(), body.capacity()), (0, 0), "released at once");
     assert_eq!(body.push(b"more"), Ok(false));
-    assert!(matches!(body.finish(), Err(FinishError::Body(BodyError::TooLarge { .. }))));
+    assert!(matches!(
+        body.finish(),
+        Err(FinishError::Body(BodyError::TooLarge { .. }))
+    ));
 }
 
 #[test]
@@ -149,7 +166,10 @@ fn more_bytes_than_declared_is_a_length_mismatch() {
             received: 4
         }
     );
-    assert_eq!((error.status(), error.kind()), (400, "request.size.invalid"));
+    assert_eq!(
+        (error.status(), error.kind()),
+        (400, "request.size.invalid")
+    );
     assert_eq!(body.capacity(), 0);
 }
 
@@ -161,9 +181,16 @@ fn fewer_bytes_than_declared_fails_at_finish() {
         expected: 5,
         received: 3,
     };
-    assert_eq!(body.finish().unwrap_err(), FinishError::Body(expected.clone()));
+    assert_eq!(
+        body.finish().unwrap_err(),
+        FinishError::Body(expected.clone())
+    );
     assert_eq!(body.capacity(), 0);
-    assert_eq!(body.finish().unwrap_err(), FinishError::Body(expected), "same error again");
+    assert_eq!(
+        body.finish().unwrap_err(),
+        FinishError::Body(expected),
+        "same error again"
+    );
 }
 
 #[test]
@@ -173,8 +200,14 @@ fn unsupported_encoding_fails_before_any_byte() {
         ..options(Some(10), 100)
     });
     let error = body.error().cloned().unwrap();
-    assert_eq!((error.status(), error.kind()), (415, "encoding.unsupported"));
-    assert_eq!(error.to_string(), "unsupported content encoding \"compress\"");
+    assert_eq!(
+        (error.status(), error.kind()),
+        (415, "encoding.unsupported")
+    );
+    assert_eq!(
+        error.to_string(),
+        "unsupported content encoding \"compress\""
+    );
     assert_eq!(body.capacity(), 0);
     assert_eq!(body.push(b"x"), Ok(false));
 }
@@ -200,7 +233,10 @@ fn abort_after_an_error_keeps_the_first_error() {
     let mut body = Body::new(&options(Some(1), 1000));
     body.push(b"xx").unwrap();
     body.abort();
-    assert!(matches!(body.error(), Some(BodyError::LengthMismatch { .. })));
+    assert!(matches!(
+        body.error(),
+        Some(BodyError::LengthMismatch { .. })
+    ));
 }
 
 #[test]
@@ -209,7 +245,10 @@ fn misuse_after_finish() {
     body.push(b"a").unwrap();
     body.finish().unwrap();
     assert_eq!(body.push(b"x"), Err(Misuse::AfterFinish));
-    assert_eq!(body.finish().unwrap_err(), FinishError::Misuse(Misuse::AfterFinish));
+    assert_eq!(
+        body.finish().unwrap_err(),
+        FinishError::Misuse(Misuse::AfterFinish)
+    );
     body.abort();
     assert_eq!(body.error(), None, "abort after finish changes nothing");
 }
@@ -219,6 +258,9 @@ fn huge_declared_length_pins_at_most_the_cap() {
     let mut body = Body::new(&options(Some(1 << 30), 1 << 31));
     body.push(b"x").unwrap();
     assert_eq!(body.capacity() as u64, MIB);
-    assert!(matches!(body.finish(), Err(FinishError::Body(BodyError::LengthMismatch { .. }))));
+    assert!(matches!(
+        body.finish(),
+        Err(FinishError::Body(BodyError::LengthMismatch { .. }))
+    ));
     assert_eq!(body.capacity(), 0);
 }

@@ -190,7 +190,11 @@ pub unsafe extern "C" fn sizes(env: Env, info: sys::napi_callback_info) -> Value
         };
         let mut array = ptr::null_mut();
         sys::napi_create_array_with_length(env, 3, &mut array);
-        let values = [body.received() as f64, body.length() as f64, body.capacity() as f64];
+        let values = [
+            body.received() as f64,
+            body.length() as f64,
+            body.capacity() as f64,
+        ];
         for (i, v) in values.into_iter().enumerate() {
             sys::napi_set_element(env, array, i as u32, number(env, v));
         }

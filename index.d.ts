@@ -1,0 +1,105 @@
+/// <reference types="node" />
+
+export interface BodyOptions {
+  /** The content-length header value. Absent, null or '' (uWS's missing header) = unknown length. */
+  contentLength?: number | string | null
+  /** The content-encoding header value. Absent, null, '' or 'identity' = not encoded; anything else fails with 415. */
+  contentEncoding?: string | null
+  /** Largest body accepted, in bytes or as '100kb'-style string (body-parser's format). Default '100kb'. */
+  limit?: number | string
+  /** Largest buffer allocated before bytes arrive, in bytes. Default 1048576 (1 MiB). */
+  maxPreallocated?: number
+}
+
+export interface ReadBodyOptions {
+  limit?: number | string
+  maxPreallocated?: number
+  /** Called once if the client goes away; `res` must not be used after that. */
+  onAborted?: () => void
+}
+
+export type BodyErrorType =
+  | 'entity.too.large'
+  | 'request.size.invalid'
+  | 'request.aborted'
+  | 'encoding.unsupported'
+
+export type BodyErrorCode =
+  | 'ERR_BODY_TOO_LARGE'
+  | 'ERR_BODY_LENGTH_MISMATCH'
+  | 'ERR_BODY_INVALID_LENGTH'
+  | 'ERR_BODY_ENCODING_UNSUPPORTED'
+  | 'ECONNABORTED'
+
+/** What the client did wrong, with the status to answer. Shaped like raw-body's errors. */
+export class BodyError extends Error {
+  name: 'BodyError'
+  status: 400 | 413 | 415
+  statusCode: 400 | 413 | 415
+  type: BodyErrorType
+  code: BodyErrorCode
+  expose: true
+  /** The limit that was exceeded (entity.too.large). */
+  limit?: number
+  /** The declared content-length, where there was one. */
+  length?: number
+  expected?: number
+  /** Bytes received when the error happened. */
+  received?: number
+  /** The unsupported encoding (encoding.unsupported), lower-cased. */
+  encoding?: string
+}
+
+export class BodyAccumulator {
+  /**
+   * Never throws for what a client sent: a declared length over the limit, a bad
+   * content-length or an unsupported encoding is already in `error` on return.
+   * Throws TypeError for option types that are the program's mistake.
+   */
+  constructor(options?: BodyOptions)
+  /**
+   * Copies the chunk before returning (uWS neuters its ArrayBuffer when onData returns).
+   * true while the body is acceptable; false from the first error on.
+   * Throws TypeError for a chunk that is not binary or is detached, Error after finish()/abort().
+   */
+  push(chunk: ArrayBuffer | ArrayBufferView): boolean
+  /** The whole body, owned by the caller. Throws the body's error, or Error if called twice. */
+  finish(): Buffer
+  /** Releases the body's memory now. Idempotent; does nothing after finish(). */
+  abort(): void
+  /** null, or the BodyError that made push() return false. */
+  readonly error: BodyError | null
+  /** Bytes accepted so far. */
+  readonly received: number
+  /** Bytes held now (0 after finish(), an error or abort()). */
+  readonly length: number
+  /** Bytes allocated now. */
+  readonly capacity: number
+}
+
+/** The minimal parts of uWS's HttpResponse that readBody uses. */
+export interface UwsResponseLike {
+  onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): unknown
+  onAborted(handler: () => void): unknown
+}
+
+/** uWS's HttpRequest (only valid inside the handler), or a headers object with lower-case names. */
+export type UwsRequestLike = { getHeader(name: string): string } | Record<string, string | undefined>
+
+/**
+ * Reads a uWS request body. Call synchronously in the route handler. Resolves with the
+ * body or rejects with a BodyError; on abort it sets `res.aborted = true`.
+ */
+export function readBody(res: UwsResponseLike, req: UwsRequestLike, options?: ReadBodyOptions): Promise<Buffer>
+
+export interface Stats {
+  /** Native bytes held by bodies being read and by Buffers not yet collected, all threads. */
+  bytesInUse: number
+  /** Allocations behind bytesInUse. */
+  blocksInUse: number
+}
+
+export function stats(): Stats
+
+/** Bodies of a known length up to this many bytes are read in JS; larger ones natively. */
+export const JS_TIER_MAX: number
