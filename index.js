@@ -2,11 +2,27 @@
 const native = require('./lib/native')
 const { BodyAccumulator, JS_TIER_MAX } = require('./lib/accumulator')
 const { BodyError } = require('./lib/errors')
-const { readBody } = require('./lib/read-body')
+const { readBody, readText } = require('./lib/read-body')
 
-/** Native memory held by bodies, process-wide (all threads). */
+/** Native memory held by bodies and by the pool, process-wide (all threads). */
 function stats () {
   return native.stats()
 }
 
-module.exports = { BodyAccumulator, BodyError, readBody, stats, JS_TIER_MAX }
+/**
+ * Gives the memory behind a Buffer from finish()/readBody() back to the pool now, instead
+ * of when the GC collects the Buffer. The Buffer (and every view of its memory) is
+ * detached first and reads as empty afterwards. Returns false, doing nothing, for any
+ * other Buffer (small bodies read in JS, slices, already released).
+ */
+function release (buffer) {
+  return native.release(buffer)
+}
+
+/** Bounds the bytes the pool keeps idle for later bodies (default 64 MiB); 0 disables it. */
+function setPoolLimit (bytes) {
+  if (typeof bytes !== 'number' || !(bytes >= 0)) throw new TypeError('uws-body: setPoolLimit(bytes) needs a non-negative number')
+  native.setPoolLimit(bytes)
+}
+
+module.exports = { BodyAccumulator, BodyError, readBody, readText, release, setPoolLimit, stats, JS_TIER_MAX }

@@ -74,7 +74,11 @@ test('empty body gives an empty Buffer', () => {
 
 test('preallocates the declared length, capped by maxPreallocated', () => {
   assert.equal(new BodyAccumulator({ contentLength: 1000 }).capacity, 1000)
-  assert.equal(new BodyAccumulator({ contentLength: 500000, limit: '1mb' }).capacity, 500000)
+  // Native blocks are rounded up to the pool's size class: at most 25% more.
+  const withinClass = (capacity, n) => capacity >= n && capacity <= n * 1.25
+  const mid = new BodyAccumulator({ contentLength: 500000, limit: '1mb' })
+  assert.ok(withinClass(mid.capacity, 500000), String(mid.capacity))
+  mid.abort()
   const big = new BodyAccumulator({ contentLength: 64 * MIB, limit: '100mb' })
   assert.equal(big.capacity, MIB)
   big.push(new Uint8Array(1))
@@ -82,7 +86,7 @@ test('preallocates the declared length, capped by maxPreallocated', () => {
   big.abort()
   assert.equal(big.capacity, 0)
   const small = new BodyAccumulator({ contentLength: 300000, limit: '1mb', maxPreallocated: 100000 })
-  assert.equal(small.capacity, 100000)
+  assert.ok(withinClass(small.capacity, 100000), String(small.capacity))
   small.abort()
 })
 

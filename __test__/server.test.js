@@ -116,3 +116,23 @@ test('readBody accepts a plain headers object', async () => {
   onData(new Uint8Array([3]).buffer, true)
   assert.deepEqual([...await promise], [1, 2, 3])
 })
+
+test('readText over the wire: the decoded string, both tiers', async () => {
+  const { readText } = require('..')
+  const uWS = require('uWebSockets.js')
+  const app = uWS.App().post('/body', (res, req) => {
+    readText(res, req, { limit: '8mb' }).then((text) => {
+      if (!res.aborted) res.cork(() => res.end(`${text.length} ${text.slice(0, 12)}`))
+    }, (err) => { if (!res.aborted) res.cork(() => res.writeStatus(`${err.status} E`).end()) })
+  })
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (t) => resolve(uWS.us_socket_local_port(t))))
+  try {
+    for (const repeat of [3, 40000]) {
+      const text = 'ünïcödé ✓ '.repeat(repeat)
+      const r = await request(port, { body: Buffer.from(text), cuts: [1, 2, 3, 1000], pause: 2 })
+      assert.deepEqual(r, { status: 200, body: `${text.length} ${text.slice(0, 12)}` })
+    }
+  } finally {
+    app.close()
+  }
+})

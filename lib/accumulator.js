@@ -18,6 +18,9 @@ const FINISHED = 3
 
 const EMPTY = () => Buffer.alloc(0)
 
+// Encodings the native tier decodes itself (codes of src/node/body.rs finish_string).
+const STRING_ENCODINGS = { __proto__: null, utf8: 0, 'utf-8': 0, latin1: 1, binary: 1, utf16le: 2, 'utf-16le': 2, ucs2: 2, 'ucs-2': 2 }
+
 /**
  * Collects one request body, copying each chunk once into its final place. The rules
  * (limit, declared length, errors) are those of src/core/body.rs; small bodies apply
@@ -106,6 +109,23 @@ class BodyAccumulator {
     const buf = this._buf
     this._buf = null
     return buf === null ? EMPTY() : buf
+  }
+
+  /**
+   * The whole body decoded as a string. For utf8, latin1 and utf16le the native tier
+   * builds the string straight from the body's memory (no Buffer is made, the memory goes
+   * back to the pool); other encodings go through finish().toString().
+   */
+  finishString (encoding = 'utf8') {
+    const code = STRING_ENCODINGS[encoding]
+    if (code === undefined || this._native === null) {
+      if (!Buffer.isEncoding(encoding)) throw new TypeError(`BodyAccumulator.finishString: unknown encoding ${JSON.stringify(encoding)}`)
+      return this.finish().toString(encoding)
+    }
+    const result = native.finishString(this._native, code)
+    if (result === false) throw this._nativeError()
+    this._state = FINISHED
+    return result
   }
 
   /** Releases the body's memory now. Idempotent; does nothing after finish(). */

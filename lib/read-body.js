@@ -10,6 +10,22 @@ const { describe } = require('./options')
  * `request.aborted` BodyError, after which `res` must not be used.
  */
 function readBody (res, req, options) {
+  return read(res, req, options, finishBuffer)
+}
+
+/**
+ * readBody's twin for text: resolves with the body decoded as `options.encoding`
+ * (default utf8), built without an intermediate Buffer where the native tier can.
+ */
+function readText (res, req, options) {
+  const encoding = options != null && options.encoding !== undefined ? options.encoding : 'utf8'
+  if (!Buffer.isEncoding(encoding)) throw new TypeError(`uws-body: unknown encoding ${JSON.stringify(encoding)}`)
+  return read(res, req, options, (accumulator) => accumulator.finishString(encoding))
+}
+
+const finishBuffer = (accumulator) => accumulator.finish()
+
+function read (res, req, options, finish) {
   if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function') {
     throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpResponse, got ${describe(res)}`)
   }
@@ -43,7 +59,7 @@ function readBody (res, req, options) {
       if (isLast) {
         let body
         try {
-          body = accumulator.finish()
+          body = finish(accumulator)
         } catch (error) {
           return settle(error)
         }
@@ -72,4 +88,4 @@ function bodyOptions (req, options) {
   return { limit, maxPreallocated, contentLength, contentEncoding: contentEncoding === '' ? null : contentEncoding }
 }
 
-module.exports = { readBody }
+module.exports = { readBody, readText }

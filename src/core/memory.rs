@@ -1,8 +1,10 @@
 //! Body memory and its accounting. Every byte a body holds lives in a `Block`, and every
 //! `Block` is counted, so `stats()` can prove that nothing outlives an error, an abort or
-//! the Buffer it was handed to.
+//! the Buffer it was handed to. Blocks come from and go back to the pool.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use super::pool;
 
 static BYTES_IN_USE: AtomicU64 = AtomicU64::new(0);
 static BLOCKS_IN_USE: AtomicU64 = AtomicU64::new(0);
@@ -14,12 +16,18 @@ pub struct MemoryStats {
     pub bytes_in_use: u64,
     /// Blocks behind `bytes_in_use`.
     pub blocks_in_use: u64,
+    /// Bytes kept idle by the pool for the next bodies.
+    pub bytes_pooled: u64,
+    /// The bound on `bytes_pooled`.
+    pub pool_limit: u64,
 }
 
 pub fn stats() -> MemoryStats {
     MemoryStats {
         bytes_in_use: BYTES_IN_USE.load(Relaxed),
         blocks_in_use: BLOCKS_IN_USE.load(Relaxed),
+        bytes_pooled: pool::pooled_bytes(),
+        pool_limit: pool::limit(),
     }
 }
 
@@ -30,8 +38,16 @@ pub struct Block {
 }
 
 impl Block {
+    /// A block for at least `capacity` bytes; pooled sizes are rounded up to their class.
     pub fn with_capacity(capacity: usize) -> Block {
-        let bytes = Vec::with_capacity(capacity);
+        Block::counted(if capacity == 0 {
+            Vec::new()
+        } else {
+            pool::take(capacity)
+        })
+    }
+
+    fn counted(bytes: Vec<u8>) -> Block {
         BYTES_IN_USE.fetch_add(bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_add(1, Relaxed);
         Block { bytes }
@@ -57,12 +73,15 @@ impl Block {
         self.bytes.as_mut_ptr()
     }
 
-    /// Grows the allocation to hold at least `capacity` bytes in total.
+    /// Grows the allocation to hold at least `capacity` bytes in total. The bytes held so
+    /// far move to a (warm, pooled) larger block: callers grow geometrically, so this
+    /// re-copies at most as many bytes as the body ends up with, and for a known length
+    /// only what arrived past the preallocation cap.
     pub fn grow_to(&mut self, capacity: usize) {
-        let before = self.bytes.capacity();
-        if capacity > before {
-            self.bytes.reserve_exact(capacity - self.bytes.len());
-            BYTES_IN_USE.fetch_add((self.bytes.capacity() - before) as u64, Relaxed);
+        if capacity > self.bytes.capacity() {
+            let mut larger = Block::with_capacity(capacity);
+            larger.bytes.extend_from_slice(&self.bytes);
+            std::mem::swap(self, &mut larger);
         }
     }
 
@@ -78,5 +97,8 @@ impl Drop for Block {
     fn drop(&mut self) {
         BYTES_IN_USE.fetch_sub(self.bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_sub(1, Relaxed);
+        if self.bytes.capacity() != 0 {
+            pool::give(std::mem::take(&mut self.bytes));
+        }
     }
 }

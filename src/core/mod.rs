@@ -4,6 +4,7 @@ pub mod body;
 pub mod encoding;
 pub mod error;
 pub mod memory;
+pub mod pool;
 
 #[cfg(test)]
 mod tests;

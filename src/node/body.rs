@@ -120,6 +120,62 @@ pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Valu
     })
 }
 
+/// finishString(body, encoding) -> string | false (the body failed: see error()).
+/// encoding: 0 utf8, 1 latin1, 2 utf16le. The string is built straight from the body's
+/// memory, which then goes back to the pool: no Buffer is ever made.
+pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) -> Value {
+    guard(env, || {
+        let [handle, encoding] = args::<2>(env, info);
+        let Some(body) = body(env, handle) else {
+            return throw_type_error(env, "finishString: not a body");
+        };
+        let block = match body.finish() {
+            Ok(block) => block,
+            Err(FinishError::Body(_)) => return boolean(env, false),
+            Err(FinishError::Misuse(m)) => return misuse(env, "finishString", m),
+        };
+        let bytes = block.as_slice();
+        let mut result = ptr::null_mut();
+        let status = match get_f64(env, encoding).unwrap_or(0.0) as u32 {
+            1 => sys::napi_create_string_latin1(
+                env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut result,
+            ),
+            2 => {
+                // The block comes from the allocator, so it is aligned for u16; an odd
+                // trailing byte is dropped, as Buffer.toString('utf16le') does.
+                let units: &[u16] = if bytes.len() < 2 {
+                    &[]
+                } else {
+                    std::slice::from_raw_parts(bytes.as_ptr().cast::<u16>(), bytes.len() / 2)
+                };
+                sys::napi_create_string_utf16(
+                    env,
+                    units.as_ptr(),
+                    units.len() as isize,
+                    &mut result,
+                )
+            }
+            _ => sys::napi_create_string_utf8(
+                env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut result,
+            ),
+        };
+        if !ok(status) {
+            return throw_error(
+                env,
+                "ERR_STRING_TOO_LONG",
+                "BodyAccumulator.finishString: the body is too large for a JS string",
+            );
+        }
+        result
+    })
+}
+
 /// abort(body)
 pub unsafe extern "C" fn abort(env: Env, info: sys::napi_callback_info) -> Value {
     guard(env, || {

@@ -14,7 +14,27 @@ unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) 
     let o = object(env);
     set(env, o, "bytesInUse", number(env, s.bytes_in_use as f64));
     set(env, o, "blocksInUse", number(env, s.blocks_in_use as f64));
+    set(env, o, "bytesPooled", number(env, s.bytes_pooled as f64));
+    set(env, o, "poolLimit", number(env, s.pool_limit as f64));
     o
+}
+
+/// setPoolLimit(bytes)
+unsafe extern "C" fn set_pool_limit(
+    env: raw::Env,
+    info: napi::sys::napi_callback_info,
+) -> raw::Value {
+    let [bytes] = raw::args::<1>(env, info);
+    match raw::get_f64(env, bytes).filter(|b| *b >= 0.0) {
+        Some(b) => {
+            crate::core::pool::set_limit(b as u64);
+            raw::null(env)
+        }
+        None => raw::throw_type_error(
+            env,
+            "setPoolLimit(bytes): bytes must be a non-negative number",
+        ),
+    }
 }
 
 #[napi(module_exports)]
@@ -28,7 +48,10 @@ pub fn init(exports: Object) -> Result<()> {
         export(env, exports, "abort", Some(body::abort));
         export(env, exports, "error", Some(body::error));
         export(env, exports, "sizes", Some(body::sizes));
+        export(env, exports, "finishString", Some(body::finish_string));
+        export(env, exports, "release", Some(buffer::release));
         export(env, exports, "stats", Some(stats));
+        export(env, exports, "setPoolLimit", Some(set_pool_limit));
     }
     Ok(())
 }

@@ -1,0 +1,98 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { BodyAccumulator, release, setPoolLimit, stats, JS_TIER_MAX } = require('..')
+const { bodyOf } = require('./helpers/client')
+const { bytesInUseAfterGc } = require('./helpers/memory')
+
+const MIB = 1024 * 1024
+
+function read (body, contentLength = body.length) {
+  const acc = new BodyAccumulator({ contentLength, limit: '64mb' })
+  for (let i = 0; i < body.length; i += 65483) acc.push(body.subarray(i, i + 65483))
+  return acc
+}
+
+test('no reuse while a Buffer is alive: a later body never overwrites an earlier one', async () => {
+  const first = read(bodyOf(MIB, 1)).finish()
+  const kept = Buffer.from(first)
+  for (let i = 0; i < 20; i++) {
+    const other = read(bodyOf(MIB, 100 + i)).finish()
+    assert.ok(!other.equals(first))
+    if (i % 2) release(other)
+    global.gc()
+    await new Promise(setImmediate)
+  }
+  assert.ok(first.equals(kept), 'the live Buffer kept its bytes')
+})
+
+test('release() detaches the Buffer and its views, recycles the memory, and is safe to repeat', async () => {
+  const before = await bytesInUseAfterGc()
+  const body = read(bodyOf(2 * MIB)).finish()
+  const view = body.subarray(10, 20)
+  const pooled = stats().bytesPooled
+  assert.equal(release(body), true)
+  assert.equal(body.length, 0, 'the Buffer reads as empty')
+  assert.equal(view.length, 0, 'and so does every view of its memory')
+  assert.equal(stats().bytesInUse, before, 'freed at once, without GC')
+  assert.ok(stats().bytesPooled > pooled, 'into the pool')
+  assert.equal(release(body), false, 'second release does nothing')
+  const next = read(bodyOf(2 * MIB, 9)).finish()
+  assert.ok(next.equals(bodyOf(2 * MIB, 9)), 'a body on recycled memory is intact')
+  assert.equal(release(next.subarray(1)), false, 'a slice is not releasable')
+  assert.equal(release(read(bodyOf(100)).finish()), false, 'a JS-tier Buffer is left alone')
+  assert.equal(release(Buffer.alloc(10)), false)
+  assert.equal(release('x'), false)
+  assert.equal(release(null), false)
+  assert.ok(release(next))
+})
+
+test('the pool is bounded, and setPoolLimit(0) empties it', async () => {
+  try {
+    setPoolLimit(4 * MIB)
+    for (let i = 0; i < 10; i++) release(read(bodyOf(MIB + 4096, i)).finish())
+    assert.ok(stats().bytesPooled <= 4 * MIB, `${stats().bytesPooled}`)
+    assert.equal(stats().poolLimit, 4 * MIB)
+    setPoolLimit(0)
+    assert.equal(stats().bytesPooled, 0)
+    release(read(bodyOf(MIB)).finish())
+    assert.equal(stats().bytesPooled, 0)
+    assert.throws(() => setPoolLimit(-1), TypeError)
+    assert.throws(() => setPoolLimit('1mb'), TypeError)
+  } finally {
+    setPoolLimit(64 * MIB)
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('finishString decodes utf8, latin1 and utf16le on both tiers, across chunk boundaries', () => {
+  const text = 'héllo wörld ✓ 😀 '.repeat(20000) // multi-byte sequences cut by the chunking
+  for (const encoding of ['utf8', 'latin1', 'utf16le', 'hex', 'base64', 'ascii']) {
+    for (const size of [100, JS_TIER_MAX + 100, 2 * MIB]) {
+      const body = Buffer.from(text, encoding === 'hex' || encoding === 'base64' ? 'utf8' : encoding).subarray(0, size)
+      for (const contentLength of [body.length, undefined]) {
+        const acc = new BodyAccumulator({ contentLength, limit: '8mb' })
+        for (let i = 0; i < body.length; i += 1001) acc.push(body.subarray(i, i + 1001))
+        assert.equal(acc.finishString(encoding), body.toString(encoding), `${encoding} ${size}`)
+      }
+    }
+  }
+  const odd = new BodyAccumulator({ contentLength: 3 * MIB + 1, limit: '8mb' })
+  odd.push(Buffer.alloc(3 * MIB + 1, 0x41))
+  assert.equal(odd.finishString('utf16le').length, (3 * MIB) / 2, 'odd trailing byte dropped like Buffer')
+  assert.equal(new BodyAccumulator({ contentLength: 0 }).finishString(), '')
+  assert.equal(new BodyAccumulator({ contentLength: 0 }).finishString('utf16le'), '')
+})
+
+test('finishString throws the body error and rejects unknown encodings', () => {
+  for (const size of [10, MIB]) {
+    const acc = new BodyAccumulator({ contentLength: size, limit: '2mb' })
+    acc.push(new Uint8Array(size - 1))
+    assert.throws(() => acc.finishString(), (e) => e.type === 'request.size.invalid')
+    const ok = new BodyAccumulator({ contentLength: size, limit: '2mb' })
+    ok.push(new Uint8Array(size))
+    assert.throws(() => ok.finishString('klingon'), TypeError)
+    assert.equal(ok.finishString().length, size)
+    assert.throws(() => ok.finishString(), /after finish/)
+  }
+})

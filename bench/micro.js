@@ -1,0 +1,112 @@
+'use strict'
+// In-process time per body: push every chunk of a body, get the final Buffer. Contenders
+// run in alternating order in each round; the event loop gets a turn between bodies, as
+// in a server, so GC and external-buffer finalizers are paid inside the timings.
+const { setImmediate: tick } = require('node:timers/promises')
+const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
+const { median, paired, formatTime, formatSize, table } = require('./stats')
+
+const KIB = 1024
+const MIB = 1024 * KIB
+const LIMIT = 128 * MIB
+
+function rows (quick) {
+  const sizes = quick ? [0, 100, 4 * KIB, 64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB] : [0, 100, 4 * KIB, 64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB, 64 * MIB]
+  const chunkings = quick ? [Infinity, 65483] : [Infinity, 16 * KIB, 65483, 512 * KIB]
+  const out = []
+  for (const size of sizes) {
+    for (const chunk of chunkings) {
+      if (chunk !== Infinity && chunk >= size) continue
+      for (const known of [true, false]) out.push({ size, chunk, known })
+    }
+  }
+  return out
+}
+
+/** The chunks as uWS hands them: ArrayBuffers, reused (uWS reuses its receive buffer). */
+function chunksOf (size, chunk) {
+  const out = []
+  for (let at = 0; at < size || (size === 0 && out.length === 0); at += chunk) {
+    const n = Math.min(chunk, size - at)
+    const ab = new ArrayBuffer(n)
+    new Uint8Array(ab).fill(at & 0xff)
+    out.push(ab)
+    if (size === 0) break
+  }
+  return out
+}
+
+const contenders = {
+  a: copyConcat,
+  b: seedPrealloc,
+  c: uwsBody,
+  // (d) the floor: one warm memcpy of the same bytes into a buffer that already exists.
+  d: (contentLength, limit, floor) => {
+    let offset = 0
+    return {
+      push (ab) { floor.set(new Uint8Array(ab), offset); offset += ab.byteLength },
+      finish () { return floor }
+    }
+  }
+}
+
+async function timeOne (make, chunks, contentLength, floor, budget) {
+  let n = 0
+  let sink = 0
+  const start = process.hrtime.bigint()
+  let elapsed = 0
+  while (elapsed < budget || n < 3) {
+    const reader = make(contentLength, LIMIT, floor)
+    for (const ab of chunks) reader.push(ab)
+    sink += reader.finish().length
+    n++
+    await tick()
+    elapsed = Number(process.hrtime.bigint() - start) / 1e9
+  }
+  if (sink < 0) console.log(sink)
+  return elapsed / n
+}
+
+async function run ({ quick = false } = {}) {
+  const rounds = quick ? 3 : 7
+  const budget = quick ? 0.02 : 0.04
+  const results = []
+  for (const { size, chunk, known } of rows(quick)) {
+    const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
+    const floor = Buffer.alloc(size)
+    const times = { a: [], b: [], c: [], d: [] }
+    const order = Object.keys(contenders)
+    for (let r = 0; r < rounds; r++) {
+      const names = r % 2 ? [...order].reverse() : order
+      for (const name of names) {
+        times[name].push(await timeOne(contenders[name], chunks, known ? size : -1, floor, budget))
+      }
+    }
+    const cb = paired(times.c, times.b)
+    const cd = paired(times.c, times.d)
+    const row = {
+      size, chunks: chunks.length, known,
+      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d),
+      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio
+    }
+    results.push(row)
+    if (!module.parent || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
+  }
+  return results
+}
+
+function formatRow (r) {
+  return [formatSize(r.size), r.chunks, r.known ? 'yes' : 'no', formatTime(r.a), formatTime(r.b), formatTime(r.c), formatTime(r.d),
+    r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2)]
+}
+
+function render (results) {
+  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', 'c/b', 'c won', 'c/d'],
+    results.map(formatRow))
+}
+
+module.exports = { run, render }
+
+if (require.main === module) {
+  run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+}
