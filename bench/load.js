@@ -1,0 +1,41 @@
+'use strict'
+// A small keep-alive HTTP/1.1 load generator for 127.0.0.1: `connections` sockets each
+// send the same POST, wait for the answer and send again, for `seconds`. Bounded in time.
+const net = require('node:net')
+
+function load (port, { path, body, connections = 4, seconds = 1 }) {
+  const head = Buffer.from(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n`)
+  const deadline = Date.now() + seconds * 1000
+  let completed = 0
+  const one = () => new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.setNoDelay(true)
+    let pending = ''
+    const send = () => {
+      if (Date.now() >= deadline) { socket.end(); return resolve() }
+      socket.write(head)
+      socket.write(body)
+    }
+    socket.on('connect', send)
+    socket.on('error', reject)
+    socket.on('data', (data) => {
+      pending += data.toString('latin1')
+      const end = pending.indexOf('\r\n\r\n')
+      if (end < 0) return
+      const m = /content-length: *(\d+)/i.exec(pending.slice(0, end))
+      const need = end + 4 + (m ? Number(m[1]) : 0)
+      if (pending.length < need) return
+      if (!pending.startsWith('HTTP/1.1 200')) return reject(new Error(pending.slice(0, 80)))
+      pending = pending.slice(need)
+      completed++
+      send()
+    })
+  })
+  const start = process.hrtime.bigint()
+  return Promise.all(Array.from({ length: connections }, one)).then(() => ({
+    completed,
+    seconds: Number(process.hrtime.bigint() - start) / 1e9
+  }))
+}
+
+module.exports = { load }
