@@ -1,6 +1,6 @@
 'use strict'
 const native = require('./lib/native')
-const { BodyAccumulator, JS_TIER_MAX } = require('./lib/accumulator')
+const { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./lib/accumulator')
 const { BodyError } = require('./lib/errors')
 const { readBody, readText } = require('./lib/read-body')
 
@@ -25,4 +25,4 @@ function setPoolLimit (bytes) {
   native.setPoolLimit(bytes)
 }
 
-module.exports = { BodyAccumulator, BodyError, readBody, readText, release, setPoolLimit, stats, JS_TIER_MAX }
+module.exports = { BodyAccumulator, BodyError, readBody, readText, release, setPoolLimit, stats, JS_TIER_MAX, FIRST_CHUNK_MAX }

@@ -1,14 +1,14 @@
 'use strict'
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { BodyAccumulator, BodyError, JS_TIER_MAX, stats } = require('..')
+const { BodyAccumulator, BodyError, JS_TIER_MAX, FIRST_CHUNK_MAX, stats } = require('..')
 const { bodyOf } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 
 const MIB = 1024 * 1024
 
 // Sizes on both sides of the JS/native tier boundary and of the preallocation cap.
-const SIZES = [0, 1, 100, JS_TIER_MAX - 1, JS_TIER_MAX, JS_TIER_MAX + 1, MIB - 1, MIB + 1, 3 * MIB]
+const SIZES = [0, 1, 100, FIRST_CHUNK_MAX - 1, FIRST_CHUNK_MAX, FIRST_CHUNK_MAX + 1, JS_TIER_MAX - 1, JS_TIER_MAX, JS_TIER_MAX + 1, 3 * MIB]
 
 function feed (acc, body, step, as = 'arraybuffer') {
   for (let i = 0; i < body.length || i === 0; i += step) {
@@ -107,7 +107,7 @@ test('declared length over the limit: 413 at construction, nothing stored', () =
 })
 
 test('bytes beyond the limit: 413 as they arrive, memory released, same error after', async () => {
-  for (const limit of [10, JS_TIER_MAX * 2]) {
+  for (const limit of [10, FIRST_CHUNK_MAX * 2, JS_TIER_MAX * 2]) {
     const acc = new BodyAccumulator({ limit })
     assert.equal(acc.push(new Uint8Array(limit)), true)
     assert.equal(acc.push(new Uint8Array(1)), false)
@@ -125,7 +125,7 @@ test('bytes beyond the limit: 413 as they arrive, memory released, same error af
 
 test('more bytes than content-length: 400 request.size.invalid', () => {
   for (const declared of [5, JS_TIER_MAX + 5]) {
-    const acc = new BodyAccumulator({ contentLength: declared, limit: '1mb' })
+    const acc = new BodyAccumulator({ contentLength: declared, limit: '2mb' })
     assert.equal(acc.push(new Uint8Array(declared - 1)), true)
     assert.equal(acc.push(new Uint8Array(2)), false)
     assert.equal(acc.error.status, 400)
@@ -138,7 +138,7 @@ test('more bytes than content-length: 400 request.size.invalid', () => {
 
 test('fewer bytes than content-length at finish: 400, thrown again on retry', () => {
   for (const declared of [5, JS_TIER_MAX + 5]) {
-    const acc = new BodyAccumulator({ contentLength: declared, limit: '1mb' })
+    const acc = new BodyAccumulator({ contentLength: declared, limit: '2mb' })
     acc.push(new Uint8Array(3))
     let first
     assert.throws(() => acc.finish(), (e) => { first = e; return e.status === 400 && e.type === 'request.size.invalid' && e.received === 3 && e.expected === declared })
@@ -225,7 +225,7 @@ test('limit accepts numbers and body-parser strings', () => {
 
 test('a dropped accumulator frees its native memory after GC', async () => {
   ;(() => {
-    const acc = new BodyAccumulator({ contentLength: MIB, limit: '2mb' })
+    const acc = new BodyAccumulator({ contentLength: 2 * MIB, limit: '4mb' })
     acc.push(new Uint8Array(1000))
   })()
   assert.ok(stats().bytesInUse > 0)

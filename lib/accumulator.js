@@ -5,11 +5,16 @@ const {
   UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, isIdentity, describe
 } = require('./options')
 
-// Bodies up to this size are read by plain JS (Buffer.allocUnsafe + set), larger ones by
-// the native core. Below it one N-API call, one external object and one external Buffer
-// cost more than the whole copy (perf-findings: ~0.2 us for a 100 B body in JS, ~3 us
-// through N-API). The value is where bench/micro.js's two curves cross on this machine.
-const JS_TIER_MAX = 64 * 1024
+// Bodies of a known length up to JS_TIER_MAX are read by plain JS (Buffer.allocUnsafe +
+// set), larger ones by the native core. Up to 1 MiB (the preallocation cap) glibc hands JS
+// warm memory and JS's copy is as fast as ours, while one N-API call, one external object
+// and one external Buffer cost ~3 us more (perf-findings); bench/RESULTS.md has the rows
+// (512 KiB: native 1.12x the JS path's server CPU). Above it the native pool's warm memory
+// wins (4 and 32 MiB: 0.7x).
+const JS_TIER_MAX = 1024 * 1024
+// A body of unknown length keeps its first chunk in JS only up to this size: if a second
+// chunk comes, that first chunk is copied again into the native buffer.
+const FIRST_CHUNK_MAX = 64 * 1024
 
 const OPEN = 0
 const FAILED = 1
@@ -49,7 +54,7 @@ class BodyAccumulator {
     if (expected === INVALID) {
       this._expected = UNKNOWN
       this._fail(errors.bodyError('ERR_BODY_INVALID_LENGTH', {}))
-    } else if (isIdentity(encoding) && expected <= JS_TIER_MAX && expected <= limit) {
+    } else if (isIdentity(encoding) && expected <= JS_TIER_MAX && expected <= maxPreallocated && expected <= limit) {
       // JS tier. A known length is preallocated whole (it is below the cap); an unknown
       // one waits for its first chunk.
       if (expected > 0) this._buf = Buffer.allocUnsafe(expected)
@@ -77,7 +82,7 @@ class BodyAccumulator {
     } else if (received > this._limit) {
       return this._fail(errors.tooLarge(this._limit, UNKNOWN, received))
     } else if (bytes.length !== 0) {
-      if (this._buf === null && bytes.length <= JS_TIER_MAX) {
+      if (this._buf === null && bytes.length <= FIRST_CHUNK_MAX) {
         // Most bodies of unknown length still arrive in one chunk: that copy is the body.
         this._buf = Buffer.allocUnsafe(bytes.length)
         this._buf.set(bytes)
@@ -176,7 +181,7 @@ class BodyAccumulator {
   }
 
   // A body of unknown length that turned out to need more than one chunk, or one large
-  // chunk: from here the native core grows it. The first chunk, at most JS_TIER_MAX
+  // chunk: from here the native core grows it. The first chunk, at most FIRST_CHUNK_MAX
   // bytes, is copied a second time here; that bounded copy buys the single-chunk case
   // (the common one) its one-copy JS path.
   _toNative (bytes) {
@@ -218,4 +223,4 @@ function asBytes (chunk) {
   throw new TypeError(`BodyAccumulator.push: chunk must be an ArrayBuffer or ArrayBufferView, got ${describe(chunk)}`)
 }
 
-module.exports = { BodyAccumulator, JS_TIER_MAX }
+module.exports = { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX }

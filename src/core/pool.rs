@@ -14,7 +14,7 @@ pub const MIN_POOLED: usize = 4 * 1024;
 /// Classes go up to this size; larger blocks are allocated exactly and freed.
 pub const MAX_POOLED: usize = 256 * 1024 * 1024;
 /// Default bound on the bytes the pool keeps idle.
-pub const DEFAULT_POOL_BYTES: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_POOL_BYTES: u64 = 256 * 1024 * 1024;
 
 const MIN_SHIFT: u32 = MIN_POOLED.trailing_zeros();
 const CLASSES: usize = ((MAX_POOLED.trailing_zeros() - MIN_SHIFT) * 4 + 1) as usize;
