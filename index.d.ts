@@ -18,6 +18,11 @@ export interface ReadBodyOptions {
   onAborted?: () => void
 }
 
+export interface ReadTextOptions extends ReadBodyOptions {
+  /** A Node Buffer encoding; default 'utf8'. */
+  encoding?: BufferEncoding
+}
+
 export type BodyErrorType =
   | 'entity.too.large'
   | 'request.size.invalid'
@@ -65,6 +70,12 @@ export class BodyAccumulator {
   push(chunk: ArrayBuffer | ArrayBufferView): boolean
   /** The whole body, owned by the caller. Throws the body's error, or Error if called twice. */
   finish(): Buffer
+  /**
+   * The whole body decoded as a string. utf8, latin1 and utf16le bodies above JS_TIER_MAX
+   * are decoded straight from native memory, with no Buffer made. Throws like finish(),
+   * and TypeError for an unknown encoding.
+   */
+  finishString(encoding?: BufferEncoding): string
   /** Releases the body's memory now. Idempotent; does nothing after finish(). */
   abort(): void
   /** null, or the BodyError that made push() return false. */
@@ -92,14 +103,33 @@ export type UwsRequestLike = { getHeader(name: string): string } | Record<string
  */
 export function readBody(res: UwsResponseLike, req: UwsRequestLike, options?: ReadBodyOptions): Promise<Buffer>
 
+/** readBody for text: resolves with the body decoded as options.encoding (default utf8). */
+export function readText(res: UwsResponseLike, req: UwsRequestLike, options?: ReadTextOptions): Promise<string>
+
 export interface Stats {
   /** Native bytes held by bodies being read and by Buffers not yet collected, all threads. */
   bytesInUse: number
   /** Allocations behind bytesInUse. */
   blocksInUse: number
+  /** Bytes the pool keeps idle for later bodies. */
+  bytesPooled: number
+  /** The bound on bytesPooled (setPoolLimit). */
+  poolLimit: number
 }
 
 export function stats(): Stats
 
-/** Bodies of a known length up to this many bytes are read in JS; larger ones natively. */
+/**
+ * Gives the memory behind a Buffer returned by finish()/readBody() back to the pool now.
+ * The Buffer and every view of its memory are detached (read as empty) first. Returns
+ * false and does nothing for any other Buffer (JS-tier bodies, slices, already released).
+ */
+export function release(buffer: Buffer): boolean
+
+/** Bounds the bytes the pool keeps idle (default 256 MiB); 0 disables pooling. */
+export function setPoolLimit(bytes: number): void
+
+/** Bodies of a known length up to this many bytes (and maxPreallocated) are read in JS; larger ones natively. */
 export const JS_TIER_MAX: number
+/** A body of unknown length keeps a first chunk up to this size in JS. */
+export const FIRST_CHUNK_MAX: number

@@ -2,9 +2,8 @@
 // In-process time per body: push every chunk of a body, get the final Buffer. Contenders
 // run in alternating order in each round; the event loop gets a turn between bodies, as
 // in a server, so GC and external-buffer finalizers are paid inside the timings.
-const { setImmediate: tick } = require('node:timers/promises')
 const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
-const { median, paired, formatTime, formatSize, table } = require('./stats')
+const { median, paired, formatTime, formatSize, table, timePerCall } = require('./stats')
 
 const KIB = 1024
 const MIB = 1024 * KIB
@@ -50,21 +49,12 @@ const contenders = {
   }
 }
 
-async function timeOne (make, chunks, contentLength, floor, budget) {
-  let n = 0
-  let sink = 0
-  const start = process.hrtime.bigint()
-  let elapsed = 0
-  while (elapsed < budget || n < 3) {
+function timeOne (make, chunks, contentLength, floor, budget) {
+  return timePerCall(() => {
     const reader = make(contentLength, LIMIT, floor)
     for (const ab of chunks) reader.push(ab)
-    sink += reader.finish().length
-    n++
-    await tick()
-    elapsed = Number(process.hrtime.bigint() - start) / 1e9
-  }
-  if (sink < 0) console.log(sink)
-  return elapsed / n
+    return reader.finish()
+  }, budget)
 }
 
 async function run ({ quick = false } = {}) {

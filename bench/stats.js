@@ -1,4 +1,5 @@
 'use strict'
+const { setImmediate: tick } = require('node:timers/promises')
 // Medians and paired ratios: these machines are shared and noisy, so A and B are only
 // compared within the same round.
 
@@ -31,4 +32,24 @@ function table (header, rows) {
   return [line(header), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...rows.map(line)].join('\n')
 }
 
-module.exports = { median, paired, formatTime, formatSize, table }
+/**
+ * Seconds per call of `fn` (which returns something with a length, kept so the work is
+ * not optimised away), over at least `budget` seconds and 3 calls. The event loop gets a
+ * turn after every call, as in a server, so GC and finalizers are paid inside the time.
+ */
+async function timePerCall (fn, budget) {
+  let n = 0
+  let sink = 0
+  const start = process.hrtime.bigint()
+  let elapsed = 0
+  while (elapsed < budget || n < 3) {
+    sink += fn().length
+    n++
+    await tick()
+    elapsed = Number(process.hrtime.bigint() - start) / 1e9
+  }
+  if (sink < 0) console.log(sink)
+  return elapsed / n
+}
+
+module.exports = { median, paired, formatTime, formatSize, table, timePerCall }

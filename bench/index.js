@@ -1,0 +1,63 @@
+'use strict'
+// npm run bench [-- --quick]: micro, text and end-to-end benchmarks; prints the tables
+// and writes bench/RESULTS.md and bench/results.svg.
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const micro = require('./micro')
+const strings = require('./strings')
+const e2e = require('./e2e')
+const { chart } = require('./svg')
+
+async function main () {
+  const quick = process.argv.includes('--quick')
+  const started = Date.now()
+  console.error(`uws-body bench${quick ? ' (quick)' : ''}: micro...`)
+  const m = await micro.run({ quick })
+  console.log('\n## Micro: time per body\n\n' + micro.render(m))
+  console.error('text bodies...')
+  const s = await strings.run({ quick })
+  console.log('\n## Text bodies\n\n' + strings.render(s))
+  console.error('end to end...')
+  const e = await e2e.run({ quick })
+  console.log('\n## End to end\n\n' + e2e.render(e))
+
+  // The chart: known length, chunked as loopback delivers it (one chunk up to 64 KiB).
+  const curve = m.filter((r) => r.known && (r.size <= 64 * 1024 ? r.chunks === 1 : r.chunks === Math.ceil(r.size / 65483)))
+  fs.writeFileSync(path.join(__dirname, 'results.svg'), chart(curve, 'Time per body, known length, 65483 B chunks (median of paired rounds)'))
+  const cpu = os.cpus()
+  const md = `# Benchmark results
+
+Produced by \`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}, in ${((Date.now() - started) / 1000).toFixed(0)} s.
+Machine: ${cpu.length} x ${cpu[0] && cpu[0].model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}. Shared and noisy.
+
+Method: contenders run in alternating order within each round; tables give medians over rounds
+and, for ratios, the median of per-round ratios with the rounds won. Micro rows yield to the
+event loop after every body, as a server does, so GC and external-buffer finalizers are
+inside the timings. End to end: a uWS server on 127.0.0.1 in a child process, driven by
+bench/load.js; CPU/req is the server's process.cpuUsage per request (the steadier figure).
+
+Contenders: (a) copy every chunk + Buffer.concat; (b) the seed's JS preallocation
+(allocUnsafe + set up to 1 MiB, (a) with its single-chunk shortcut above); (c) uws-body
+(BodyAccumulator; release() is not called); (d) the floor: one warm memcpy into an existing
+buffer (end to end: counting bytes only).
+
+![time per body](results.svg)
+
+## Micro: time per body
+
+${micro.render(m)}
+
+## Text bodies: finishString vs memcpy + toString from a warm Buffer
+
+${strings.render(s)}
+
+## End to end: server CPU per request / req/s
+
+${e2e.render(e)}
+`
+  fs.writeFileSync(path.join(__dirname, 'RESULTS.md'), md)
+  console.error(`wrote bench/RESULTS.md and bench/results.svg in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+}
+
+main().catch((err) => { console.error(err); process.exit(1) })

@@ -1,0 +1,45 @@
+'use strict'
+// Text bodies: uws-body's finishString (string built from the body's memory, no Buffer)
+// against the floor of a warm memcpy plus building the same string from a warm Buffer.
+const { BodyAccumulator } = require('..')
+const { median, paired, formatTime, formatSize, table, timePerCall } = require('./stats')
+
+const KIB = 1024
+const MIB = 1024 * KIB
+
+async function run ({ quick = false } = {}) {
+  const rounds = quick ? 3 : 7
+  const results = []
+  for (const size of [64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB]) {
+    const text = Buffer.from('{"name":"caf\u00e9","n":12345,"tags":["a","b"]}\n'.repeat(Math.ceil(size / 40))).subarray(0, size)
+    const chunks = []
+    for (let i = 0; i < size; i += 65483) chunks.push(text.buffer.slice(text.byteOffset + i, text.byteOffset + Math.min(size, i + 65483)))
+    const floor = Buffer.alloc(size)
+    const c = () => {
+      const acc = new BodyAccumulator({ contentLength: size, limit: '64mb' })
+      for (const ab of chunks) acc.push(ab)
+      return acc.finishString('utf8')
+    }
+    const d = () => {
+      let at = 0
+      for (const ab of chunks) { floor.set(new Uint8Array(ab), at); at += ab.byteLength }
+      return floor.toString('utf8')
+    }
+    const times = { c: [], d: [] }
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, fn] of r % 2 ? [['d', d], ['c', c]] : [['c', c], ['d', d]]) times[name].push(await timePerCall(fn, quick ? 0.02 : 0.05))
+    }
+    const cd = paired(times.c, times.d)
+    results.push({ size, c: median(times.c), d: median(times.d), cd: cd.ratio, won: cd.won, rounds })
+  }
+  return results
+}
+
+function render (results) {
+  return table(['text body', 'uws-body finishString', 'floor: memcpy + toString', 'ratio', 'rounds won'],
+    results.map((r) => [formatSize(r.size), formatTime(r.c), formatTime(r.d), r.cd.toFixed(2), `${r.won}/${r.rounds}`]))
+}
+
+module.exports = { run, render }
+
+if (require.main === module) run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
