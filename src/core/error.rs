@@ -1,5 +1,7 @@
 //! Errors a client can cause. Each carries the HTTP status a server should answer with,
 //! and the fields raw-body exposes, so frameworks can map them without special cases.
+//! (An invalid content-length header is caught where headers are parsed, in
+//! lib/options.js: the core only ever sees a parsed length.)
 
 use std::fmt;
 
@@ -13,8 +15,6 @@ pub enum BodyError {
     },
     /// Received bytes disagree with the declared content-length. 400 `request.size.invalid`.
     LengthMismatch { expected: u64, received: u64 },
-    /// A content-length header that is not a non-negative integer. 400 `request.size.invalid`.
-    InvalidLength,
     /// A content-encoding this build does not decode. 415 `encoding.unsupported`.
     EncodingUnsupported { encoding: String },
     /// The client went away (or the application gave up) before the body ended.
@@ -30,9 +30,7 @@ impl BodyError {
         match self {
             BodyError::TooLarge { .. } => 413,
             BodyError::EncodingUnsupported { .. } => 415,
-            BodyError::LengthMismatch { .. }
-            | BodyError::InvalidLength
-            | BodyError::Aborted { .. } => 400,
+            BodyError::LengthMismatch { .. } | BodyError::Aborted { .. } => 400,
         }
     }
 
@@ -41,7 +39,6 @@ impl BodyError {
         match self {
             BodyError::TooLarge { .. } => "ERR_BODY_TOO_LARGE",
             BodyError::LengthMismatch { .. } => "ERR_BODY_LENGTH_MISMATCH",
-            BodyError::InvalidLength => "ERR_BODY_INVALID_LENGTH",
             BodyError::EncodingUnsupported { .. } => "ERR_BODY_ENCODING_UNSUPPORTED",
             BodyError::Aborted { .. } => "ECONNABORTED",
         }
@@ -51,7 +48,7 @@ impl BodyError {
     pub fn kind(&self) -> &'static str {
         match self {
             BodyError::TooLarge { .. } => "entity.too.large",
-            BodyError::LengthMismatch { .. } | BodyError::InvalidLength => "request.size.invalid",
+            BodyError::LengthMismatch { .. } => "request.size.invalid",
             BodyError::EncodingUnsupported { .. } => "encoding.unsupported",
             BodyError::Aborted { .. } => "request.aborted",
         }
@@ -65,7 +62,6 @@ impl fmt::Display for BodyError {
             BodyError::LengthMismatch { .. } => {
                 f.write_str("request size did not match content length")
             }
-            BodyError::InvalidLength => f.write_str("invalid content-length header"),
             BodyError::EncodingUnsupported { encoding } => {
                 write!(f, "unsupported content encoding \"{encoding}\"")
             }

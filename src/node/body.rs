@@ -232,7 +232,6 @@ unsafe fn error_object(env: Env, e: &BodyError) -> Value {
         BodyError::EncodingUnsupported { encoding } => {
             set(env, o, "encoding", string(env, encoding));
         }
-        BodyError::InvalidLength => {}
     }
     o
 }
