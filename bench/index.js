@@ -7,6 +7,7 @@ const path = require('node:path')
 const micro = require('./micro')
 const strings = require('./strings')
 const e2e = require('./e2e')
+const memory = require('./memory')
 const { chart } = require('./svg')
 
 async function main () {
@@ -21,6 +22,9 @@ async function main () {
   console.error('end to end...')
   const e = await e2e.run({ quick })
   console.log('\n## End to end\n\n' + e2e.render(e))
+  console.error('memory...')
+  const mem = await memory.run()
+  console.log('\n## Memory: 64 concurrent 8 MiB uploads\n\n' + memory.render(mem))
 
   // The chart: known length, chunked as loopback delivers it (one chunk up to 64 KiB).
   const curve = m.filter((r) => r.known && (r.size <= 64 * 1024 ? r.chunks === 1 : r.chunks === Math.ceil(r.size / 65483)))
@@ -55,6 +59,14 @@ ${strings.render(s)}
 ## End to end: server CPU per request / req/s
 
 ${e2e.render(e)}
+
+## Memory: 64 concurrent 8 MiB uploads, peak RSS growth over bytes held
+
+Each contender in a fresh process; chunks of 65483 B interleaved across the uploads. uws-body
+runs with the default pool bound (256 MiB): blocks left behind by growth wait in the pool,
+which is most of its excess over the bytes held.
+
+${memory.render(mem)}
 `
   fs.writeFileSync(path.join(__dirname, 'RESULTS.md'), md)
   console.error(`wrote bench/RESULTS.md and bench/results.svg in ${((Date.now() - started) / 1000).toFixed(0)} s`)
