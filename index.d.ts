@@ -71,9 +71,9 @@ export class BodyAccumulator {
   /** The whole body, owned by the caller. Throws the body's error, or Error if called twice. */
   finish(): Buffer
   /**
-   * The whole body decoded as a string. utf8, latin1 and utf16le bodies above JS_TIER_MAX
-   * are decoded straight from native memory, with no Buffer made. Throws like finish(),
-   * and TypeError for an unknown encoding.
+   * The whole body decoded as a string. utf8, latin1 and utf16le bodies read by the native
+   * tier (see JS_TIER_MAX) are decoded straight from native memory, with no Buffer made.
+   * Throws like finish(), and TypeError for an unknown encoding.
    */
   finishString(encoding?: BufferEncoding): string
   /** Releases the body's memory now. Idempotent; does nothing after finish(). */

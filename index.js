@@ -19,7 +19,7 @@ function release (buffer) {
   return native.release(buffer)
 }
 
-/** Bounds the bytes the pool keeps idle for later bodies (default 64 MiB); 0 disables it. */
+/** Bounds the bytes the pool keeps idle for later bodies (default 256 MiB); 0 disables it. */
 function setPoolLimit (bytes) {
   if (typeof bytes !== 'number' || !(bytes >= 0)) throw new TypeError('uws-body: setPoolLimit(bytes) needs a non-negative number')
   native.setPoolLimit(bytes)

@@ -8,9 +8,9 @@ const {
 // Bodies of a known length up to JS_TIER_MAX are read by plain JS (Buffer.allocUnsafe +
 // set), larger ones by the native core. Up to 1 MiB (the preallocation cap) glibc hands JS
 // warm memory and JS's copy is as fast as ours, while one N-API call, one external object
-// and one external Buffer cost ~3 us more (perf-findings); bench/RESULTS.md has the rows
-// (512 KiB: native 1.12x the JS path's server CPU). Above it the native pool's warm memory
-// wins (4 and 32 MiB: 0.7x).
+// and one external Buffer cost ~3 us more (perf-findings). Measured while tuning (quick
+// end-to-end runs, server CPU per request against the JS path): 512 KiB read natively was
+// 1.12x; above the cap the native pool wins (bench/RESULTS.md: 4 MiB 0.58x, 32 MiB 0.39x).
 const JS_TIER_MAX = 1024 * 1024
 // A body of unknown length keeps its first chunk in JS only up to this size: if a second
 // chunk comes, that first chunk is copied again into the native buffer.
