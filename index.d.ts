@@ -3,8 +3,14 @@
 export interface BodyOptions {
   /** The content-length header value. Absent, null or '' (uWS's missing header) = unknown length. */
   contentLength?: number | string | null
-  /** The content-encoding header value. Absent, null, '' or 'identity' = not encoded; anything else fails with 415. */
+  /**
+   * The content-encoding header value: gzip, x-gzip, deflate (zlib or raw), br, zstd, or
+   * a list of up to two (`gzip, br`, decoded in reverse order). Absent, null, '' or
+   * 'identity' = not encoded; anything else fails with 415.
+   */
   contentEncoding?: string | null
+  /** false refuses every encoded body with 415 (body-parser's `inflate: false`). Default true. */
+  inflate?: boolean
   /** Largest body accepted, in bytes or as '100kb'-style string (body-parser's format). Default '100kb'. */
   limit?: number | string
   /** Largest buffer allocated before bytes arrive, in bytes. Default 1048576 (1 MiB). */
@@ -14,6 +20,8 @@ export interface BodyOptions {
 export interface ReadBodyOptions {
   limit?: number | string
   maxPreallocated?: number
+  /** false refuses encoded bodies with 415. Default true. */
+  inflate?: boolean
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
 }
@@ -28,12 +36,14 @@ export type BodyErrorType =
   | 'request.size.invalid'
   | 'request.aborted'
   | 'encoding.unsupported'
+  | 'encoding.invalid'
 
 export type BodyErrorCode =
   | 'ERR_BODY_TOO_LARGE'
   | 'ERR_BODY_LENGTH_MISMATCH'
   | 'ERR_BODY_INVALID_LENGTH'
   | 'ERR_BODY_ENCODING_UNSUPPORTED'
+  | 'ERR_BODY_ENCODING_INVALID'
   | 'ECONNABORTED'
 
 /** What the client did wrong, with the status to answer. Shaped like raw-body's errors. */
@@ -51,8 +61,10 @@ export class BodyError extends Error {
   expected?: number
   /** Bytes received when the error happened. */
   received?: number
-  /** The unsupported encoding (encoding.unsupported), lower-cased. */
+  /** The unsupported encoding (encoding.unsupported, lower-cased) or the coding that failed (encoding.invalid). */
   encoding?: string
+  /** Why an encoded body is invalid (encoding.invalid). */
+  reason?: 'corrupt' | 'truncated' | 'trailing'
 }
 
 export class BodyAccumulator {
@@ -80,9 +92,9 @@ export class BodyAccumulator {
   abort(): void
   /** null, or the BodyError that made push() return false. */
   readonly error: BodyError | null
-  /** Bytes accepted so far. */
+  /** Bytes accepted so far, as sent (encoded, for an encoded body). */
   readonly received: number
-  /** Bytes held now (0 after finish(), an error or abort()). */
+  /** Bytes held now, decoded (0 after finish(), an error or abort()). */
   readonly length: number
   /** Bytes allocated now. */
   readonly capacity: number

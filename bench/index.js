@@ -6,6 +6,7 @@ const os = require('node:os')
 const path = require('node:path')
 const micro = require('./micro')
 const strings = require('./strings')
+const decode = require('./decode')
 const e2e = require('./e2e')
 const memory = require('./memory')
 const { chart } = require('./svg')
@@ -19,6 +20,9 @@ async function main () {
   console.error('text bodies...')
   const s = await strings.run({ quick })
   console.log('\n## Text bodies\n\n' + strings.render(s))
+  console.error('encoded bodies...')
+  const dec = await decode.run({ quick })
+  console.log('\n## Encoded bodies\n\n' + decode.render(dec))
   console.error('end to end...')
   const e = await e2e.run({ quick })
   console.log('\n## End to end\n\n' + e2e.render(e))
@@ -55,6 +59,16 @@ ${micro.render(m)}
 ## Text bodies: finishString vs memcpy + toString from a warm Buffer
 
 ${strings.render(s)}
+
+## Encoded bodies: decoding inside push() vs Node's zlib
+
+JSON-like text (~8x smaller encoded) delivered in 65483 B ArrayBuffers. Node one-shot is
+zlib's sync decode of the body already in one Buffer (its concatenation not counted); (a)
+is today's code: copy each chunk, Buffer.concat, then the one-shot decode. The decoded
+sizes are exact powers of two, the worst case for uws-body's doubling growth (the buffer
+is full when the decoder reports the stream's end, so it grows once more).
+
+${decode.render(dec)}
 
 ## End to end: server CPU per request / req/s
 

@@ -2,7 +2,7 @@
 const native = require('./native')
 const errors = require('./errors')
 const {
-  UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, isIdentity, describe
+  UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe
 } = require('./options')
 
 // Bodies of a known length up to JS_TIER_MAX are read by plain JS (Buffer.allocUnsafe +
@@ -41,6 +41,7 @@ class BodyAccumulator {
     const maxPreallocated = parseMaxPreallocated(options.maxPreallocated)
     const expected = parseContentLength(options.contentLength)
     const encoding = parseContentEncoding(options.contentEncoding)
+    const inflate = parseInflate(options.inflate)
 
     this._state = OPEN
     this._error = null
@@ -59,7 +60,8 @@ class BodyAccumulator {
       // one waits for its first chunk.
       if (expected > 0) this._buf = Buffer.allocUnsafe(expected)
     } else {
-      this._native = native.create(expected, limit, maxPreallocated, encoding)
+      // Encoded bodies are always native: the decoders live in src/core/decode.
+      this._native = native.create(expected, limit, maxPreallocated, encoding, inflate)
       this._checkNative()
     }
   }
@@ -185,7 +187,7 @@ class BodyAccumulator {
   // bytes, is copied a second time here; that bounded copy buys the single-chunk case
   // (the common one) its one-copy JS path.
   _toNative (bytes) {
-    this._native = native.create(UNKNOWN, this._limit, this._maxPreallocated, null)
+    this._native = native.create(UNKNOWN, this._limit, this._maxPreallocated, null, true)
     const first = this._buf
     this._buf = null
     if (first !== null && !native.push(this._native, first)) return this._checkNative()

@@ -14,7 +14,7 @@ class BodyError extends Error {
     this.type = fields.type
     this.code = fields.code
     this.expose = true
-    for (const key of ['limit', 'length', 'expected', 'received', 'encoding']) {
+    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason']) {
       if (fields[key] !== undefined) this[key] = fields[key]
     }
   }
@@ -27,7 +27,15 @@ const KINDS = {
   ERR_BODY_LENGTH_MISMATCH: [400, 'request.size.invalid', () => 'request size did not match content length'],
   ERR_BODY_INVALID_LENGTH: [400, 'request.size.invalid', () => 'invalid content-length header'],
   ERR_BODY_ENCODING_UNSUPPORTED: [415, 'encoding.unsupported', (f) => `unsupported content encoding "${f.encoding}"`],
+  ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
   ECONNABORTED: [400, 'request.aborted', () => 'request aborted']
+}
+
+// The `reason` of an encoding.invalid error (src/core/error.rs Invalid).
+const REASONS = {
+  corrupt: 'corrupt data',
+  truncated: 'the body ends before the encoded stream does',
+  trailing: 'data after the end of the stream'
 }
 
 function bodyError (code, fields) {

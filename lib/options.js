@@ -58,6 +58,12 @@ function parseContentEncoding (value) {
   throw new TypeError(`uws-body: contentEncoding must be a string or null, got ${describe(value)}`)
 }
 
+function parseInflate (value) {
+  if (value === undefined || value === null) return true
+  if (typeof value === 'boolean') return value
+  throw new TypeError(`uws-body: inflate must be a boolean, got ${describe(value)}`)
+}
+
 /** True for the encodings that mean "not encoded": absent, empty or identity. */
 function isIdentity (encoding) {
   return encoding === null || encoding === '' || encoding === 'identity'
@@ -76,6 +82,7 @@ module.exports = {
   parseMaxPreallocated,
   parseContentLength,
   parseContentEncoding,
+  parseInflate,
   isIdentity,
   describe
 }

@@ -73,7 +73,7 @@ function bodyOptions (req, options) {
   if (options !== undefined && options !== null && typeof options !== 'object') {
     throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
   }
-  const { limit, maxPreallocated } = options || {}
+  const { limit, maxPreallocated, inflate } = options || {}
   let contentLength, contentEncoding
   if (req !== null && typeof req === 'object' && typeof req.getHeader === 'function') {
     contentLength = req.getHeader('content-length')
@@ -85,7 +85,7 @@ function bodyOptions (req, options) {
   } else {
     throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpRequest or a headers object, got ${describe(req)}`)
   }
-  return { limit, maxPreallocated, contentLength, contentEncoding: contentEncoding === '' ? null : contentEncoding }
+  return { limit, maxPreallocated, inflate, contentLength, contentEncoding: contentEncoding === '' ? null : contentEncoding }
 }
 
 module.exports = { readBody, readText }

@@ -13,7 +13,8 @@ function startServer (handlers = {}) {
     seen.requests++
     const limit = req.getHeader('x-limit') || undefined
     const maxPreallocated = Number(req.getHeader('x-max-preallocated')) || undefined
-    readBody(res, req, { limit: limit && /^\d+$/.test(limit) ? Number(limit) : limit, maxPreallocated }).then(
+    const inflate = req.getHeader('x-inflate') === 'false' ? false : undefined
+    readBody(res, req, { limit: limit && /^\d+$/.test(limit) ? Number(limit) : limit, maxPreallocated, inflate }).then(
       (body) => {
         seen.results.push(body.length)
         if (res.aborted) return

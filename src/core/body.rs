@@ -1,11 +1,14 @@
 //! One request body being read: the size rules (limit, declared length), the
 //! preallocation cap, and the single copy of each chunk into its final place.
 
+use std::mem::MaybeUninit;
+
+use super::decode::{Decoder, Sink};
 use super::encoding;
 use super::error::BodyError;
 use super::memory::Block;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BodyOptions {
     /// The parsed content-length header; `None` when the length is unknown (chunked).
     pub content_length: Option<u64>,
@@ -15,6 +18,20 @@ pub struct BodyOptions {
     pub max_preallocated: u64,
     /// The content-encoding header, if any.
     pub content_encoding: Option<String>,
+    /// Decode encoded bodies; when false any coding but identity gets 415.
+    pub decode: bool,
+}
+
+impl Default for BodyOptions {
+    fn default() -> BodyOptions {
+        BodyOptions {
+            content_length: None,
+            limit: 0,
+            max_preallocated: 0,
+            content_encoding: None,
+            decode: true,
+        }
+    }
 }
 
 /// A call that the body's state does not allow: a programmer's error, not a client's.
@@ -44,8 +61,15 @@ pub struct Body {
     limit: u64,
     received: u64,
     block: Option<Block>,
+    /// For an encoded body: its decoders (the block then holds decoded bytes).
+    decoder: Option<Decoder>,
     state: State,
 }
+
+/// The first room offered to decoded bytes. The declared length is the encoded size, so
+/// it says nothing about how large the decoded body will be: memory grows as decoded
+/// bytes appear, from here, doubling.
+const FIRST_DECODED: u64 = 64 * 1024;
 
 impl Body {
     /// Never fails: what the client declared (a length over the limit, a bad encoding) is
@@ -61,17 +85,29 @@ impl Body {
             limit: options.limit,
             received: 0,
             block: None,
+            decoder: None,
             state: State::Open,
         };
-        if let Err(error) = encoding::parse(options.content_encoding.as_deref()) {
-            body.state = State::Failed(error);
-        } else if let Some(length) = options.content_length.filter(|&l| l > options.limit) {
+        let codings = match encoding::parse(options.content_encoding.as_deref(), options.decode) {
+            Ok(codings) => codings,
+            Err(error) => {
+                body.state = State::Failed(error);
+                return body;
+            }
+        };
+        body.decoder = Decoder::new(&codings);
+        // The limit applies to the bytes sent as well as to the decoded ones (see push), so
+        // a declared length over it fails here whatever the encoding.
+        if let Some(length) = options.content_length.filter(|&l| l > options.limit) {
             body.state = State::Failed(BodyError::TooLarge {
                 limit: options.limit,
                 length: Some(length),
                 received: 0,
             });
-        } else if let Some(length) = options.content_length.filter(|&l| l > 0) {
+        } else if let Some(length) = options
+            .content_length
+            .filter(|&l| l > 0 && body.decoder.is_none())
+        {
             let capacity = length.min(options.max_preallocated);
             body.block = Some(Block::with_capacity(to_usize(capacity)));
         }
@@ -101,7 +137,16 @@ impl Body {
             return Ok(false);
         }
         self.received = received;
-        if !chunk.is_empty() {
+        if let Some(decoder) = &mut self.decoder {
+            let mut sink = Decoded {
+                block: &mut self.block,
+                limit: self.limit,
+            };
+            if let Err(error) = decoder.push(chunk, &mut sink) {
+                self.fail(error);
+                return Ok(false);
+            }
+        } else if !chunk.is_empty() {
             let bound = self.expected.unwrap_or(self.limit);
             let block = self.block.get_or_insert_with(|| Block::with_capacity(0));
             let needed = block.len() + chunk.len();
@@ -134,6 +179,11 @@ impl Body {
             self.fail(error.clone());
             return Err(FinishError::Body(error));
         }
+        if let Some(Err(error)) = self.decoder.as_ref().map(Decoder::finish) {
+            self.fail(error.clone());
+            return Err(FinishError::Body(error));
+        }
+        self.decoder = None;
         self.state = State::Finished;
         Ok(self.block.take().unwrap_or_else(|| Block::with_capacity(0)))
     }
@@ -150,6 +200,7 @@ impl Body {
             };
             self.state = State::Aborted(error);
             self.block = None;
+            self.decoder = None;
         }
     }
 
@@ -160,12 +211,12 @@ impl Body {
         }
     }
 
-    /// Bytes accepted so far.
+    /// Bytes accepted so far, as sent (encoded, for an encoded body).
     pub fn received(&self) -> u64 {
         self.received
     }
 
-    /// Bytes held now (0 once finished, failed or aborted).
+    /// Bytes held now, decoded (0 once finished, failed or aborted).
     pub fn length(&self) -> usize {
         self.block.as_ref().map_or(0, Block::len)
     }
@@ -178,6 +229,48 @@ impl Body {
     fn fail(&mut self, error: BodyError) {
         self.state = State::Failed(error);
         self.block = None;
+        self.decoder = None;
+    }
+}
+
+/// The decoders' output: the body's block, never allowed past `limit + 1` bytes, so that
+/// exceeding the limit is seen (and decoding stops) one byte after it.
+struct Decoded<'a> {
+    block: &'a mut Option<Block>,
+    limit: u64,
+}
+
+impl Sink for Decoded<'_> {
+    fn window(&mut self) -> Result<&mut [MaybeUninit<u8>], BodyError> {
+        let bound = self.limit.saturating_add(1);
+        let block = self.block.get_or_insert_with(|| Block::with_capacity(0));
+        let len = block.len() as u64;
+        if block.len() == block.capacity() {
+            let target = (block.capacity() as u64)
+                .saturating_mul(2)
+                .max(FIRST_DECODED)
+                .min(bound);
+            block.grow_to(to_usize(target));
+        }
+        let room = (block.capacity() as u64 - len).min(bound - len);
+        Ok(block.spare(to_usize(room)))
+    }
+
+    fn advance(&mut self, n: usize) -> Result<(), BodyError> {
+        let Some(block) = self.block.as_mut() else {
+            return Ok(());
+        };
+        // SAFETY: the decoder initialized the first `n` bytes of the last window.
+        unsafe { block.assume_appended(n) };
+        let decoded = block.len() as u64;
+        if decoded > self.limit {
+            return Err(BodyError::TooLarge {
+                limit: self.limit,
+                length: None,
+                received: decoded,
+            });
+        }
+        Ok(())
     }
 }
 

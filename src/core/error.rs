@@ -17,6 +17,11 @@ pub enum BodyError {
     LengthMismatch { expected: u64, received: u64 },
     /// A content-encoding this build does not decode. 415 `encoding.unsupported`.
     EncodingUnsupported { encoding: String },
+    /// The body is not valid in its content-encoding. 400 `encoding.invalid`.
+    EncodingInvalid {
+        encoding: &'static str,
+        reason: Invalid,
+    },
     /// The client went away (or the application gave up) before the body ended.
     /// 400 `request.aborted`.
     Aborted {
@@ -25,12 +30,35 @@ pub enum BodyError {
     },
 }
 
+/// Why an encoded body could not be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invalid {
+    /// Bytes the coding's format does not allow (including a failed checksum).
+    Corrupt,
+    /// The stream had not ended when the body did.
+    Truncated,
+    /// Bytes after the end of the stream (for gzip: that are not another member).
+    Trailing,
+}
+
+impl Invalid {
+    pub fn name(self) -> &'static str {
+        match self {
+            Invalid::Corrupt => "corrupt",
+            Invalid::Truncated => "truncated",
+            Invalid::Trailing => "trailing",
+        }
+    }
+}
+
 impl BodyError {
     pub fn status(&self) -> u16 {
         match self {
             BodyError::TooLarge { .. } => 413,
             BodyError::EncodingUnsupported { .. } => 415,
-            BodyError::LengthMismatch { .. } | BodyError::Aborted { .. } => 400,
+            BodyError::LengthMismatch { .. }
+            | BodyError::EncodingInvalid { .. }
+            | BodyError::Aborted { .. } => 400,
         }
     }
 
@@ -40,6 +68,7 @@ impl BodyError {
             BodyError::TooLarge { .. } => "ERR_BODY_TOO_LARGE",
             BodyError::LengthMismatch { .. } => "ERR_BODY_LENGTH_MISMATCH",
             BodyError::EncodingUnsupported { .. } => "ERR_BODY_ENCODING_UNSUPPORTED",
+            BodyError::EncodingInvalid { .. } => "ERR_BODY_ENCODING_INVALID",
             BodyError::Aborted { .. } => "ECONNABORTED",
         }
     }
@@ -50,6 +79,7 @@ impl BodyError {
             BodyError::TooLarge { .. } => "entity.too.large",
             BodyError::LengthMismatch { .. } => "request.size.invalid",
             BodyError::EncodingUnsupported { .. } => "encoding.unsupported",
+            BodyError::EncodingInvalid { .. } => "encoding.invalid",
             BodyError::Aborted { .. } => "request.aborted",
         }
     }
@@ -64,6 +94,9 @@ impl fmt::Display for BodyError {
             }
             BodyError::EncodingUnsupported { encoding } => {
                 write!(f, "unsupported content encoding \"{encoding}\"")
+            }
+            BodyError::EncodingInvalid { encoding, reason } => {
+                write!(f, "invalid {encoding} body ({})", reason.name())
             }
             BodyError::Aborted { .. } => f.write_str("request aborted"),
         }

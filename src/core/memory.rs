@@ -2,6 +2,7 @@
 //! `Block` is counted, so `stats()` can prove that nothing outlives an error, an abort or
 //! the Buffer it was handed to. Blocks come from and go back to the pool.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::pool;
@@ -83,6 +84,23 @@ impl Block {
             larger.bytes.extend_from_slice(&self.bytes);
             std::mem::swap(self, &mut larger);
         }
+    }
+
+    /// Up to `max` bytes of the room after the bytes held, for a decoder to write into.
+    pub fn spare(&mut self, max: usize) -> &mut [MaybeUninit<u8>] {
+        let spare = self.bytes.spare_capacity_mut();
+        let n = spare.len().min(max);
+        &mut spare[..n]
+    }
+
+    /// Counts `n` more bytes as held after a decoder wrote them into `spare`.
+    ///
+    /// # Safety
+    /// The first `n` bytes of the last `spare()` must have been initialized.
+    pub unsafe fn assume_appended(&mut self, n: usize) {
+        let len = self.bytes.len() + n;
+        assert!(len <= self.bytes.capacity());
+        self.bytes.set_len(len);
     }
 
     /// Appends within the current capacity; the caller has grown the block first, so

@@ -1,6 +1,7 @@
 //! The napi-free core: everything here is plain Rust, covered by `cargo test`.
 
 pub mod body;
+pub mod decode;
 pub mod encoding;
 pub mod error;
 pub mod memory;
@@ -10,5 +11,5 @@ pub mod pool;
 mod tests;
 
 pub use body::{Body, BodyOptions, FinishError, Misuse};
-pub use error::BodyError;
+pub use error::{BodyError, Invalid};
 pub use memory::{stats, Block, MemoryStats};

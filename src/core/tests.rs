@@ -9,6 +9,7 @@ fn options(content_length: Option<u64>, limit: u64) -> BodyOptions {
         limit,
         max_preallocated: MIB,
         content_encoding: None,
+        decode: true,
     }
 }
 

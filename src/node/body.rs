@@ -29,11 +29,11 @@ fn length_option(n: f64) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
 }
 
-/// create(contentLength, limit, maxPreallocated, contentEncoding): the JS side has
-/// validated and parsed the options; a negative contentLength means unknown.
+/// create(contentLength, limit, maxPreallocated, contentEncoding, decode): the JS side
+/// has validated and parsed the options; a negative contentLength means unknown.
 pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Value {
     guard(env, || {
-        let [length, limit, max_preallocated, encoding] = args::<4>(env, info);
+        let [length, limit, max_preallocated, encoding, decode] = args::<5>(env, info);
         let (Some(length), Some(limit), Some(max_preallocated)) = (
             get_f64(env, length),
             get_f64(env, limit),
@@ -46,6 +46,8 @@ pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Valu
             limit: limit.max(0.0) as u64,
             max_preallocated: max_preallocated.max(0.0) as u64,
             content_encoding: get_string(env, encoding),
+            // Anything but `false` (an omitted argument included) decodes.
+            decode: get_bool(env, decode) != Some(false),
         };
         let body = Box::into_raw(Box::new(Body::new(&options)));
         let mut result = ptr::null_mut();
@@ -187,7 +189,7 @@ pub unsafe extern "C" fn abort(env: Env, info: sys::napi_callback_info) -> Value
     })
 }
 
-/// error(body) -> null | { code, limit?, length?, expected?, received?, encoding? }
+/// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
 pub unsafe extern "C" fn error(env: Env, info: sys::napi_callback_info) -> Value {
     guard(env, || {
         let [handle] = args::<1>(env, info);
@@ -231,6 +233,10 @@ unsafe fn error_object(env: Env, e: &BodyError) -> Value {
         }
         BodyError::EncodingUnsupported { encoding } => {
             set(env, o, "encoding", string(env, encoding));
+        }
+        BodyError::EncodingInvalid { encoding, reason } => {
+            set(env, o, "encoding", string(env, encoding));
+            set(env, o, "reason", string(env, reason.name()));
         }
     }
     o

@@ -3,6 +3,7 @@
 mod body;
 mod buffer;
 mod raw;
+mod testing;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -52,6 +53,7 @@ pub fn init(exports: Object) -> Result<()> {
         export(env, exports, "release", Some(buffer::release));
         export(env, exports, "stats", Some(stats));
         export(env, exports, "setPoolLimit", Some(set_pool_limit));
+        export(env, exports, "zstdCompress", Some(testing::zstd_compress));
     }
     Ok(())
 }

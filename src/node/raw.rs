@@ -82,6 +82,11 @@ pub unsafe fn get_f64(env: Env, value: Value) -> Option<f64> {
     ok(sys::napi_get_value_double(env, value, &mut n)).then_some(n)
 }
 
+pub unsafe fn get_bool(env: Env, value: Value) -> Option<bool> {
+    let mut b = false;
+    ok(sys::napi_get_value_bool(env, value, &mut b)).then_some(b)
+}
+
 pub unsafe fn type_of(env: Env, value: Value) -> sys::napi_valuetype {
     let mut t = sys::ValueType::napi_undefined;
     sys::napi_typeof(env, value, &mut t);

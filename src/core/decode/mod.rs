@@ -1,0 +1,160 @@
+//! Streaming, synchronous decoding of content-encoded bodies.
+//!
+//! Each push runs the decoders to completion on the bytes it was given, so nothing waits
+//! for a later event and nothing can throw outside the caller's control. Output goes
+//! straight into the body's final buffer (the `Sink`): the last decoder writes there, and
+//! only the inner layers of a nested encoding (`gzip, br`) pass through a small scratch
+//! buffer, which is data in a different form, not a second copy of the body. The sink
+//! never offers more room than `limit + 1 - decoded`, so a bomb stops one byte past the
+//! limit, however much it would expand.
+
+mod brotli;
+mod flate;
+mod zstd;
+
+use std::mem::MaybeUninit;
+
+use super::encoding::Coding;
+use super::error::{BodyError, Invalid};
+
+/// Output room handed to an inner layer of a nested encoding per step.
+const SCRATCH: usize = 64 * 1024;
+
+/// One decoder call: input bytes used, output bytes written, and whether the decoder may
+/// hold more output than it had room for.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub consumed: usize,
+    pub written: usize,
+    pub more: bool,
+}
+
+/// One coding's decoder. `decode` writes only initialized bytes to the front of `out`
+/// (`written` of them) and never reads `out`.
+pub trait Decode: Send {
+    fn decode(&mut self, input: &[u8], out: &mut [MaybeUninit<u8>]) -> Result<Step, Invalid>;
+    /// True when the stream has ended where the format allows it to.
+    fn is_done(&self) -> bool;
+}
+
+/// Where the last decoder writes: the body's buffer, bounded by the limit.
+pub trait Sink {
+    /// Room for the next step (never empty): grows the buffer if needed.
+    fn window(&mut self) -> Result<&mut [MaybeUninit<u8>], BodyError>;
+    /// Marks `n` bytes of the last window as written; fails past the limit.
+    fn advance(&mut self, n: usize) -> Result<(), BodyError>;
+}
+
+struct Layer {
+    coding: Coding,
+    decoder: Box<dyn Decode>,
+    /// Output room for this layer when another layer decodes after it.
+    scratch: Box<[MaybeUninit<u8>]>,
+}
+
+/// The decoders of one body, in decoding order.
+pub struct Decoder {
+    layers: Vec<Layer>,
+}
+
+impl std::fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let codings: Vec<_> = self.layers.iter().map(|l| l.coding).collect();
+        f.debug_struct("Decoder")
+            .field("codings", &codings)
+            .finish()
+    }
+}
+
+impl Decoder {
+    /// `None` for an unencoded body.
+    pub fn new(codings: &[Coding]) -> Option<Decoder> {
+        if codings.is_empty() {
+            return None;
+        }
+        let last = codings.len() - 1;
+        let layers = codings
+            .iter()
+            .enumerate()
+            .map(|(i, &coding)| Layer {
+                coding,
+                decoder: match coding {
+                    Coding::Gzip => Box::new(flate::Gzip::new()) as Box<dyn Decode>,
+                    Coding::Deflate => Box::new(flate::Deflate::new()),
+                    Coding::Brotli => Box::new(brotli::Brotli::new()),
+                    Coding::Zstd => Box::new(zstd::Zstd::new()),
+                },
+                scratch: if i == last {
+                    Box::new([])
+                } else {
+                    vec![MaybeUninit::uninit(); SCRATCH].into_boxed_slice()
+                },
+            })
+            .collect();
+        Some(Decoder { layers })
+    }
+
+    /// Decodes `input` completely: everything it yields is in the sink on return.
+    pub fn push(&mut self, input: &[u8], sink: &mut dyn Sink) -> Result<(), BodyError> {
+        run(&mut self.layers, input, sink)
+    }
+
+    /// At the end of the body: every stream must have ended.
+    pub fn finish(&self) -> Result<(), BodyError> {
+        match self.layers.iter().find(|l| !l.decoder.is_done()) {
+            Some(layer) => Err(invalid(layer.coding, Invalid::Truncated)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn invalid(coding: Coding, reason: Invalid) -> BodyError {
+    BodyError::EncodingInvalid {
+        encoding: coding.name(),
+        reason,
+    }
+}
+
+fn run(layers: &mut [Layer], mut input: &[u8], sink: &mut dyn Sink) -> Result<(), BodyError> {
+    let Some((layer, rest)) = layers.split_first_mut() else {
+        return Ok(());
+    };
+    let coding = layer.coding;
+    loop {
+        let step = if rest.is_empty() {
+            let step = layer
+                .decoder
+                .decode(input, sink.window()?)
+                .map_err(|r| invalid(coding, r))?;
+            sink.advance(step.written)?;
+            step
+        } else {
+            let step = layer
+                .decoder
+                .decode(input, &mut layer.scratch)
+                .map_err(|r| invalid(coding, r))?;
+            // SAFETY: `decode` initialized the first `written` bytes of the scratch.
+            let out = unsafe { assume_init(&layer.scratch[..step.written]) };
+            run(rest, out, sink)?;
+            step
+        };
+        input = &input[step.consumed..];
+        if input.is_empty() && !step.more {
+            return Ok(());
+        }
+        if step.consumed == 0 && step.written == 0 {
+            // Input left, room offered, nothing done: a decoder that cannot progress on
+            // this input would otherwise spin here forever.
+            return Err(invalid(coding, Invalid::Corrupt));
+        }
+    }
+}
+
+/// # Safety
+/// Every byte of `bytes` must be initialized.
+unsafe fn assume_init(bytes: &[MaybeUninit<u8>]) -> &[u8] {
+    std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len())
+}
+
+#[cfg(test)]
+mod tests;
