@@ -33,6 +33,9 @@ export interface ReadTextOptions extends ReadBodyOptions {
 
 export type BodyErrorType =
   | 'entity.too.large'
+  | 'charset.unsupported'
+  | 'parameters.too.many'
+  | 'querystring.parse.rangeError'
   | 'request.size.invalid'
   | 'request.aborted'
   | 'encoding.unsupported'
@@ -44,6 +47,9 @@ export type BodyErrorCode =
   | 'ERR_BODY_INVALID_LENGTH'
   | 'ERR_BODY_ENCODING_UNSUPPORTED'
   | 'ERR_BODY_ENCODING_INVALID'
+  | 'ERR_BODY_CHARSET_UNSUPPORTED'
+  | 'ERR_BODY_PARAMETERS_TOO_MANY'
+  | 'ERR_BODY_DEPTH_EXCEEDED'
   | 'ECONNABORTED'
 
 /** What the client did wrong, with the status to answer. Shaped like raw-body's errors. */
@@ -65,6 +71,8 @@ export class BodyError extends Error {
   encoding?: string
   /** Why an encoded body is invalid (encoding.invalid). */
   reason?: 'corrupt' | 'truncated' | 'trailing'
+  /** The refused charset (charset.unsupported), lower-cased. */
+  charset?: string
 }
 
 export class BodyAccumulator {
@@ -145,3 +153,51 @@ export function setPoolLimit(bytes: number): void
 export const JS_TIER_MAX: number
 /** A body of unknown length keeps a first chunk up to this size in JS. */
 export const FIRST_CHUNK_MAX: number
+
+/** An Express middleware: (req, res, next). Typed loosely so that it fits Express and ultimate-express. */
+export type BodyParserMiddleware = (req: any, res: any, next: (err?: unknown) => void) => void
+
+/** body-parser's common options. */
+export interface ParserOptions {
+  /** Largest decoded body, bytes or '100kb'-style. Default '100kb'. */
+  limit?: number | string
+  /** false: encoded bodies get 415. Default true (gzip, deflate, br, zstd are decoded). */
+  inflate?: boolean
+  /** Which content-types to parse: a media type ('json', 'text/*'), a list, or a function of req. */
+  type?: string | string[] | ((req: any) => boolean)
+  /** Called with the raw body before parsing; a throw gives 403 entity.verify.failed. */
+  verify?: (req: any, res: any, buf: Buffer, encoding: string | null) => void
+}
+
+export interface JsonOptions extends ParserOptions {
+  /** Only objects and arrays at the top level (default true). */
+  strict?: boolean
+  reviver?: (this: any, key: string, value: any) => any
+}
+
+export interface TextOptions extends ParserOptions {
+  /** Charset when the content-type names none. Default 'utf-8'. */
+  defaultCharset?: string
+}
+
+export interface UrlencodedOptions extends ParserOptions {
+  /** qs's nested syntax (a[b]=1). Default false. */
+  extended?: boolean
+  /** More parameters than this: 413 parameters.too.many. Default 1000. */
+  parameterLimit?: number
+  /** Nesting allowed with extended (deeper: 400 querystring.parse.rangeError). Default 32. */
+  depth?: number
+  /** 'utf-8' (default) or 'iso-8859-1'. */
+  defaultCharset?: 'utf-8' | 'iso-8859-1'
+  charsetSentinel?: boolean
+  interpretNumericEntities?: boolean
+}
+
+/** body-parser's json(): req.body is the parsed JSON ({} for an empty body). */
+export function json(options?: JsonOptions): BodyParserMiddleware
+/** body-parser's raw(): req.body is a Buffer. */
+export function raw(options?: ParserOptions): BodyParserMiddleware
+/** body-parser's text(): req.body is a string. */
+export function text(options?: TextOptions): BodyParserMiddleware
+/** body-parser's urlencoded(): req.body is the parsed form. */
+export function urlencoded(options?: UrlencodedOptions): BodyParserMiddleware

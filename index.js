@@ -3,6 +3,7 @@ const native = require('./lib/native')
 const { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./lib/accumulator')
 const { BodyError } = require('./lib/errors')
 const { readBody, readText } = require('./lib/read-body')
+const parsers = require('./lib/parsers')
 
 /** Native memory held by bodies and by the pool, process-wide (all threads). */
 function stats () {
@@ -25,4 +26,19 @@ function setPoolLimit (bytes) {
   native.setPoolLimit(bytes)
 }
 
-module.exports = { BodyAccumulator, BodyError, readBody, readText, release, setPoolLimit, stats, JS_TIER_MAX, FIRST_CHUNK_MAX }
+module.exports = {
+  BodyAccumulator,
+  BodyError,
+  readBody,
+  readText,
+  release,
+  setPoolLimit,
+  stats,
+  JS_TIER_MAX,
+  FIRST_CHUNK_MAX,
+  // Express middleware (body-parser's API) for ultimate-express and Express.
+  json: parsers.json,
+  raw: parsers.raw,
+  text: parsers.text,
+  urlencoded: parsers.urlencoded
+}

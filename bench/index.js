@@ -7,6 +7,7 @@ const path = require('node:path')
 const micro = require('./micro')
 const strings = require('./strings')
 const decode = require('./decode')
+const frameworks = require('./express')
 const e2e = require('./e2e')
 const memory = require('./memory')
 const { chart } = require('./svg')
@@ -26,6 +27,9 @@ async function main () {
   console.error('end to end...')
   const e = await e2e.run({ quick })
   console.log('\n## End to end\n\n' + e2e.render(e))
+  console.error('ultimate-express / Express...')
+  const fw = await frameworks.run({ quick })
+  console.log('\n## ultimate-express parsers\n\n' + frameworks.render(fw))
   console.error('memory...')
   const mem = await memory.run()
   console.log('\n## Memory: 64 concurrent 8 MiB uploads\n\n' + memory.render(mem))
@@ -73,6 +77,15 @@ ${decode.render(dec)}
 ## End to end: server CPU per request / req/s
 
 ${e2e.render(e)}
+
+## ultimate-express: built-in parsers vs uws-body's, and Express + body-parser
+
+Three servers (bench/express-server.js), one per contender, each in its own process and
+driven in turn by bench/load.js; rounds alternate the order. Speed-up is the median of
+per-round ratios of server CPU per request, built-in / uws-body (above 1: uws-body is
+faster). Each route answers with the body's length or key count.
+
+${frameworks.render(fw)}
 
 ## Memory: 64 concurrent 8 MiB uploads, peak RSS growth over bytes held
 

@@ -1,10 +1,11 @@
 'use strict'
 // A small keep-alive HTTP/1.1 load generator for 127.0.0.1: `connections` sockets each
-// send the same POST, wait for the answer and send again, for `seconds`. Bounded in time.
+// send the same POST (with optional extra headers), wait for the answer and send again, for `seconds`. Bounded in time.
 const net = require('node:net')
 
-function load (port, { path, body, connections = 4, seconds = 1 }) {
-  const head = Buffer.from(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n`)
+function load (port, { path, body, headers = {}, connections = 4, seconds = 1 }) {
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+  const head = Buffer.from(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}Content-Length: ${body.length}\r\n\r\n`)
   const deadline = Date.now() + seconds * 1000
   let completed = 0
   const one = () => new Promise((resolve, reject) => {

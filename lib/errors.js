@@ -14,7 +14,7 @@ class BodyError extends Error {
     this.type = fields.type
     this.code = fields.code
     this.expose = true
-    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason']) {
+    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset']) {
       if (fields[key] !== undefined) this[key] = fields[key]
     }
   }
@@ -28,7 +28,11 @@ const KINDS = {
   ERR_BODY_INVALID_LENGTH: [400, 'request.size.invalid', () => 'invalid content-length header'],
   ERR_BODY_ENCODING_UNSUPPORTED: [415, 'encoding.unsupported', (f) => `unsupported content encoding "${f.encoding}"`],
   ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
-  ECONNABORTED: [400, 'request.aborted', () => 'request aborted']
+  ECONNABORTED: [400, 'request.aborted', () => 'request aborted'],
+  // The Express parsers' own errors (lib/parsers), with body-parser's status and type.
+  ERR_BODY_CHARSET_UNSUPPORTED: [415, 'charset.unsupported', (f) => `unsupported charset "${f.charset.toUpperCase()}"`],
+  ERR_BODY_PARAMETERS_TOO_MANY: [413, 'parameters.too.many', () => 'too many parameters'],
+  ERR_BODY_DEPTH_EXCEEDED: [400, 'querystring.parse.rangeError', () => 'The input exceeded the depth']
 }
 
 // The `reason` of an encoding.invalid error (src/core/error.rs Invalid).

@@ -35,8 +35,9 @@ function chunkedEncode (body, pieceSize) {
  * head) with `pause` ms between pieces. `stopAfter` sends only that many body bytes,
  * then (after `pause`) closes, like a client that gives up. Resolves with
  * { status, body } or { closed: true } when the server hangs up without answering.
+ * `path` defaults to /body; `declaredLength: false` sends no content-length at all.
  */
-function request (port, { body = Buffer.alloc(0), headers = {}, chunked = false, chunkSize = 8192, cuts = [], pause = 0, stopAfter = null, declaredLength = null, timeout = 20000 } = {}) {
+function request (port, { path = '/body', body = Buffer.alloc(0), headers = {}, chunked = false, chunkSize = 8192, cuts = [], pause = 0, stopAfter = null, declaredLength = null, timeout = 20000 } = {}) {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1')
     socket.setNoDelay(true)
@@ -59,14 +60,15 @@ function request (port, { body = Buffer.alloc(0), headers = {}, chunked = false,
     socket.on('error', () => finish(null, { closed: true }))
     socket.on('close', () => finish(null, parseResponse(Buffer.concat(received)) || { closed: true }))
 
-    const head = ['POST /body HTTP/1.1', 'Host: 127.0.0.1']
+    const head = [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1']
     for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`)
     let payload
     if (chunked) {
       head.push('Transfer-Encoding: chunked')
       payload = chunkedEncode(body, chunkSize)
     } else {
-      head.push(`Content-Length: ${declaredLength ?? body.length}`)
+      // declaredLength false: no length header at all (a request without a body).
+      if (declaredLength !== false) head.push(`Content-Length: ${declaredLength ?? body.length}`)
       payload = body
     }
     if (stopAfter !== null) payload = payload.subarray(0, stopAfter)

@@ -1,0 +1,137 @@
+'use strict'
+// uws-body's Express parsers under ultimate-express: both reading paths, big bodies,
+// aborts, next(err) exactly once, and what happens outside the frameworks it knows.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const zlib = require('node:zlib')
+const ultimateExpress = require('ultimate-express')
+const express = require('express')
+const uwsBody = require('..')
+const { request, bodyOf, sha256, sleep } = require('./helpers/client')
+const { bytesInUseAfterGc } = require('./helpers/memory')
+
+const MIB = 1024 * 1024
+const RAW = { 'content-type': 'application/octet-stream' }
+
+function listen (app) {
+  return new Promise((resolve) => app.listen(0, '127.0.0.1', () => resolve(app.port)))
+}
+
+/** An app whose POST /raw and /json report what reached them; `seen` records calls. */
+async function start ({ before = [] } = {}) {
+  const app = ultimateExpress()
+  const seen = { next: 0, errors: [], paths: [] }
+  const count = (parser) => (req, res, next) => {
+    seen.paths.push(req.receivedData ? 'stream' : 'uws')
+    parser(req, res, (err) => {
+      seen.next++
+      if (err) seen.errors.push(err)
+      next(err)
+    })
+  }
+  app.post('/raw', ...before, count(uwsBody.raw({ limit: '64mb' })), (req, res) => {
+    res.send(`${req.body.length} ${sha256(req.body)}`)
+  })
+  app.post('/json', ...before, count(uwsBody.json({ limit: '1kb' })), (req, res) => res.json(req.body))
+  app.use((err, req, res, next) => {
+    if (!res.aborted) res.status(err.status || 500).send(`${err.status} ${err.type}`)
+  })
+  const port = await listen(app)
+  return { app, port, seen, close: () => app.close() }
+}
+
+test('raw bodies of every size arrive intact over the uWS path', async () => {
+  const s = await start()
+  try {
+    for (const size of [1, 65483, MIB + 3, 8 * MIB, 32 * MIB]) {
+      const body = bodyOf(size)
+      const expect = { status: 200, body: `${size} ${sha256(body)}` }
+      assert.deepEqual(await request(s.port, { path: '/raw', headers: RAW, body }), expect)
+      assert.deepEqual(await request(s.port, { path: '/raw', headers: RAW, body, chunked: true, chunkSize: 100003 }), expect)
+    }
+    assert.ok(s.seen.paths.every((p) => p === 'uws'), 'read straight from uWS')
+  } finally {
+    s.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('after an async middleware, data already flowing: read from the request stream', async () => {
+  const wait = async (req, res, next) => { await sleep(30); next() }
+  const s = await start({ before: [wait] })
+  try {
+    for (const size of [10, 300000, 3 * MIB]) {
+      const body = bodyOf(size, 3)
+      assert.deepEqual(await request(s.port, { path: '/raw', headers: RAW, body }), { status: 200, body: `${size} ${sha256(body)}` })
+    }
+    assert.ok(s.seen.paths.includes('stream'), `paths: ${s.seen.paths}`)
+  } finally {
+    s.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('next(err) exactly once: over the limit in many chunks, corrupt gzip, abort', async () => {
+  const s = await start()
+  try {
+    const json = { 'content-type': 'application/json' }
+    // Chunked, so the limit is found while bytes arrive, chunk after chunk.
+    assert.deepEqual(await request(s.port, { path: '/json', headers: json, body: Buffer.from(JSON.stringify({ a: 'x'.repeat(5000) })), chunked: true, chunkSize: 100, cuts: [300, 600, 900, 1500], pause: 5 }),
+      { status: 413, body: '413 entity.too.large' })
+    const bad = zlib.gzipSync('{"a":1}')
+    bad[15] ^= 0xff
+    assert.deepEqual(await request(s.port, { path: '/json', headers: { ...json, 'content-encoding': 'gzip' }, body: bad }),
+      { status: 400, body: '400 encoding.invalid' })
+    const before = s.seen.next
+    // The client gives up half way: the error goes to next() once, the memory is freed.
+    const r = await request(s.port, { path: '/raw', headers: RAW, body: bodyOf(4 * MIB), stopAfter: 2 * MIB, pause: 30 })
+    assert.deepEqual(r, { closed: true })
+    await sleep(50)
+    assert.equal(s.seen.next - before, 1)
+    assert.equal(s.seen.errors.at(-1).type, 'request.aborted')
+    assert.equal(s.seen.next, 3)
+  } finally {
+    s.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('a body is read once when uws-body and ultimate-express parsers are both mounted', async () => {
+  const app = ultimateExpress()
+  app.post('/both', uwsBody.json(), ultimateExpress.json(), (req, res) => res.json(req.body))
+  const port = await listen(app)
+  try {
+    assert.deepEqual(await request(port, { path: '/both', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"once":true}') }),
+      { status: 200, body: '{"once":true}' })
+  } finally {
+    app.close()
+  }
+})
+
+test('plain Express (node:http) works through the stream path', async () => {
+  const app = express()
+  app.post('/raw', uwsBody.raw({ limit: '8mb' }), (req, res) => res.send(`${req.body.length} ${sha256(req.body)}`))
+  const server = await new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)) })
+  try {
+    const body = bodyOf(3 * MIB)
+    assert.deepEqual(await request(server.address().port, { path: '/raw', headers: RAW, body }), { status: 200, body: `${body.length} ${sha256(body)}` })
+  } finally {
+    server.close()
+  }
+})
+
+test('an unknown framework gets a clear error; bad options are TypeErrors', () => {
+  const req = { headers: { 'content-type': 'application/json', 'content-length': '2' }, body: undefined }
+  let error
+  uwsBody.json()(req, {}, (err) => { error = err })
+  assert.ok(error instanceof TypeError)
+  assert.match(error.message, /neither ultimate-express's nor a readable stream/)
+  const fake = { ...req, _res: { onData () {} } }
+  uwsBody.json()(fake, {}, (err) => { error = err })
+  assert.match(error.message, /not the ultimate-express 2.x fields/)
+  assert.throws(() => uwsBody.json({ limit: 'lots' }), TypeError)
+  assert.throws(() => uwsBody.json({ verify: 'yes' }), TypeError)
+  assert.throws(() => uwsBody.urlencoded({ parameterLimit: 0 }), TypeError)
+  assert.throws(() => uwsBody.urlencoded({ extended: true, depth: -1 }), TypeError)
+  assert.throws(() => uwsBody.urlencoded({ defaultCharset: 'koi8-r' }), TypeError)
+})

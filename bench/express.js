@@ -1,0 +1,99 @@
+'use strict'
+// ultimate-express with its built-in parsers, with uws-body's, and Express + body-parser:
+// the same requests, alternating rounds, server CPU time per request and req/s.
+const { fork } = require('node:child_process')
+const http = require('node:http')
+const path = require('node:path')
+const zlib = require('node:zlib')
+const { load } = require('./load')
+const { median, paired, table } = require('./stats')
+
+const KIB = 1024
+const MIB = 1024 * KIB
+const KINDS = ['builtin', 'uws', 'express']
+const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser' }
+
+/** A JSON document of about `size` bytes: an object holding an array of small records. */
+function json (size) {
+  const items = []
+  let length = 12
+  for (let i = 0; length < size; i++) {
+    const item = { id: i, name: `user${i % 997}`, active: i % 2 === 0, tags: ['a', `b${i % 13}`] }
+    items.push(item)
+    length += JSON.stringify(item).length + 1
+  }
+  return Buffer.from(JSON.stringify({ items }))
+}
+const form = (size) => Buffer.from(Array.from({ length: Math.ceil(size / 20) }, (_, i) => `field${i}=value%20${i}`).join('&').slice(0, size).replace(/&[^&]*$/, ''))
+
+function cases () {
+  const json512 = json(512 * KIB)
+  return [
+    ['raw 512 KiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(512 * KIB, 0x61)],
+    ['raw 4 MiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(4 * MIB, 0x61)],
+    ['raw 32 MiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(32 * MIB, 0x61)],
+    ['json 1 KiB', '/json', { 'content-type': 'application/json' }, json(KIB)],
+    ['json 512 KiB', '/json', { 'content-type': 'application/json' }, json512],
+    ['json 512 KiB gzip', '/json', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, zlib.gzipSync(json512)],
+    ['urlencoded 2 KiB', '/urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, form(2 * KIB)],
+    ['text 64 KiB', '/text', { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from('caf\u00e9 '.repeat(64 * KIB / 6)).subarray(0, 64 * KIB)]
+  ]
+}
+
+const get = (port, p) => new Promise((resolve, reject) => {
+  http.get({ host: '127.0.0.1', port, path: p, agent: false }, (res) => {
+    let s = ''
+    res.on('data', (d) => { s += d })
+    res.on('end', () => resolve(s))
+  }).on('error', reject)
+})
+
+async function run ({ quick = false } = {}) {
+  const servers = {}
+  for (const kind of KINDS) {
+    const child = fork(path.join(__dirname, 'express-server.js'), [kind], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const { port } = await new Promise((resolve) => child.once('message', resolve))
+    servers[kind] = { child, port }
+  }
+  const rounds = quick ? 3 : 5
+  const seconds = quick ? 0.5 : 1.2
+  const results = []
+  try {
+    for (const [name, route, headers, body] of cases()) {
+      const cpu = { builtin: [], uws: [], express: [] }
+      const rps = { builtin: [], uws: [], express: [] }
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 ? [...KINDS].reverse() : KINDS
+        for (const kind of order) {
+          const { port } = servers[kind]
+          await get(port, '/reset')
+          const { completed, seconds: took } = await load(port, { path: route, headers, body, connections: body.length >= 4 * MIB ? 2 : 4, seconds })
+          const stats = JSON.parse(await get(port, '/stats'))
+          cpu[kind].push(stats.cpuMicros / Math.max(1, stats.requests))
+          rps[kind].push(completed / took)
+        }
+      }
+      const speedup = paired(cpu.builtin, cpu.uws) // builtin / uws: above 1, uws-body is faster
+      const row = { name, rounds, speedup: speedup.ratio, won: rounds - speedup.won }
+      for (const k of KINDS) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
+      results.push(row)
+      if (require.main === module || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
+    }
+  } finally {
+    for (const { child } of Object.values(servers)) child.kill()
+  }
+  return results
+}
+
+function formatRow (r) {
+  const cell = (k) => `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
+  return [r.name, ...KINDS.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`]
+}
+
+function render (results) {
+  return table(['request', ...KINDS.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won'], results.map(formatRow))
+}
+
+module.exports = { run, render }
+
+if (require.main === module) run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))

@@ -1,0 +1,46 @@
+'use strict'
+// The options of body-parser's factories, checked the way body-parser checks them:
+// mistakes are TypeErrors when the middleware is made, not errors per request.
+const typeis = require('type-is')
+const { parseLimit, describe } = require('../options')
+
+// Matching a content-type against the accepted types (type-is's media-type rules) costs
+// a parse per request; the answer depends on the header string alone, so it is cached.
+const MATCH_CACHE_MAX = 256
+
+function normalize (options, defaultType) {
+  if (options !== undefined && options !== null && typeof options !== 'object') {
+    throw new TypeError(`uws-body: parser options must be an object, got ${describe(options)}`)
+  }
+  const o = options || {}
+  const verify = o.verify || false
+  if (verify !== false && typeof verify !== 'function') throw new TypeError('option verify must be function')
+  return {
+    limit: parseLimit(o.limit),
+    inflate: o.inflate !== false,
+    verify,
+    defaultCharset: o.defaultCharset || 'utf-8',
+    shouldParse: typeMatcher(o.type || defaultType)
+  }
+}
+
+/** `type` as body-parser takes it: a media type ('json', '*\/*', 'text/*'), a list, or a function of req. */
+function typeMatcher (type) {
+  if (typeof type === 'function') return type
+  const types = Array.isArray(type) ? type : [type]
+  const cache = new Map()
+  return function shouldParse (req) {
+    const header = req.headers['content-type']
+    // type-is's rule for "has a body" comes first, as in typeis(req, types).
+    if (!typeis.hasBody(req)) return false
+    if (header === undefined) return false
+    let match = cache.get(header)
+    if (match === undefined) {
+      match = Boolean(typeis.is(header, types))
+      if (cache.size < MATCH_CACHE_MAX) cache.set(header, match)
+    }
+    return match
+  }
+}
+
+module.exports = { normalize }

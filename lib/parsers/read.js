@@ -1,0 +1,129 @@
+'use strict'
+// One Express body parser: body-parser's request flow (which requests to parse, the
+// charset, the encoding, verify, parse, and its errors' status and type), with the body
+// read by uws-body (lib/parsers/source.js).
+const typeis = require('type-is')
+const contentType = require('content-type')
+const errors = require('../errors')
+const { readInto, discard, isUltimate } = require('./source')
+
+// charset parameter by content-type header; headers repeat, the parse does not need to.
+const charsetCache = new Map()
+const CHARSET_CACHE_MAX = 256
+
+function charsetOf (req) {
+  const header = req.headers['content-type']
+  if (!header) return undefined
+  let charset = charsetCache.get(header)
+  if (charset === undefined) {
+    const parsed = contentType.parse(header).parameters.charset
+    charset = parsed === undefined ? null : parsed.toLowerCase()
+    if (charsetCache.size < CHARSET_CACHE_MAX) charsetCache.set(header, charset)
+  }
+  return charset === null ? undefined : charset
+}
+
+let iconv = null
+const iconvLite = () => iconv || (iconv = require('iconv-lite'))
+
+const isUtf8 = (charset) => charset === 'utf-8' || charset === 'utf8'
+
+function knownCharset (charset) {
+  return isUtf8(charset) || iconvLite().encodingExists(charset)
+}
+
+/**
+ * The body as a string in `charset`, without its byte order mark (iconv-lite's rule, which
+ * body-parser follows). UTF-8 from an accumulator is decoded natively, with no Buffer.
+ */
+function decode (source, charset) {
+  if (isUtf8(charset)) {
+    const str = Buffer.isBuffer(source) ? source.toString('utf8') : source.finishString('utf8')
+    return str.charCodeAt(0) === 0xfeff ? str.slice(1) : str
+  }
+  return iconvLite().decode(Buffer.isBuffer(source) ? source : source.finish(), charset)
+}
+
+/**
+ * http-errors' rule, which body-parser applies to verify and parse failures: the thrown
+ * error keeps its own status if it has one, else gets `status`; it gains `type` and `body`.
+ */
+function asHttpError (thrown, status, type, body) {
+  const err = thrown instanceof Error ? thrown : new Error(String(thrown))
+  let s = err.status || err.statusCode || status
+  if (typeof s !== 'number' || s < 400 || s >= 600) s = 500
+  err.status = err.statusCode = s
+  err.expose = s < 500
+  if (err.type === undefined) err.type = type
+  err.body = body
+  return err
+}
+
+/**
+ * spec: { charset: false (raw) or a function (charset) -> boolean for the parsers that
+ *         restrict it, or true; parse(body, charset): the value of req.body, where body is
+ *         a string (or a Buffer for raw) }.
+ */
+function createParser (options, spec) {
+  return function uwsBodyParser (req, res, next) {
+    if (req.bodyRead === true || req._body === true || req.readableEnded === true) return next()
+    if (!('body' in req)) req.body = undefined
+    if (!typeis.hasBody(req) || !options.shouldParse(req)) return next()
+    let ultimate
+    try {
+      ultimate = isUltimate(req)
+    } catch (err) {
+      return next(err)
+    }
+
+    const fail = (err) => {
+      // ultimate-express's default error handler answers 500 unless res.statusCode was
+      // changed; Express's uses err.status. Setting both gives the same answer on either.
+      if (ultimate && res.statusCode === 200 && typeof err.status === 'number') res.statusCode = err.status
+      next(err)
+    }
+
+    let charset = null
+    if (spec.charset !== false) {
+      charset = charsetOf(req) || options.defaultCharset
+      if ((typeof spec.charset === 'function' && !spec.charset(charset)) || !knownCharset(charset)) {
+        discard(req)
+        return fail(errors.bodyError('ERR_BODY_CHARSET_UNSUPPORTED', { charset }))
+      }
+    }
+
+    const headers = req.headers
+    readInto(req, res, {
+      limit: options.limit,
+      inflate: options.inflate,
+      contentLength: headers['content-length'],
+      contentEncoding: headers['content-encoding']
+    }, (error, acc) => {
+      if (error) return fail(error)
+      let source = acc
+      let body
+      try {
+        if (options.verify || charset === null) source = acc.finish()
+        if (options.verify) {
+          try {
+            options.verify(req, res, source, charset)
+          } catch (thrown) {
+            return fail(asHttpError(thrown, 403, 'entity.verify.failed', source))
+          }
+        }
+        body = charset === null ? source : decode(source, charset)
+      } catch (err) {
+        // finish() throws the body's own BodyError (e.g. fewer bytes than declared).
+        return fail(err)
+      }
+      try {
+        req.body = spec.parse(body, charset)
+      } catch (thrown) {
+        return fail(asHttpError(thrown, 400, 'entity.parse.failed', body))
+      }
+      next()
+    })
+  }
+}
+
+module.exports = { createParser }

@@ -1,0 +1,114 @@
+'use strict'
+// Where an Express request's body bytes come from.
+//
+// Under ultimate-express the fast path reads straight from uWS: each chunk goes from
+// uWS's ArrayBuffer into the body's buffer, one copy. It uses these ultimate-express 2.x
+// internals, checked on every request (a mismatch is a clear error, never a guess):
+//   req._res          the uWS HttpResponse. Its onData handler is replaced by ours;
+//                     ultimate-express's own handler (which feeds the req stream) is then
+//                     never called, as with its own built-in parsers.
+//   req.receivedData  true once a chunk went into the req stream: from then on the body
+//                     is read from the stream instead (see below).
+//   req.res.aborted / req.res.finished   the connection is gone / answered.
+//   req.bodyRead      the flag ultimate-express's built-in parsers set and check; set
+//                     here too, so mixing both kinds of parser reads a body once.
+// Aborts arrive through res.socket's 'close' event (Express's API; ultimate-express
+// emits it when uWS reports the abort), since ultimate-express owns uWS's onAborted.
+//
+// Otherwise the body is read from the request stream (plain Express on node:http, or
+// ultimate-express after data began flowing into the stream, e.g. behind an async
+// middleware). That path copies each byte twice: the framework already copied every
+// chunk into a stream Buffer before we see it; the second copy (into the body) is ours.
+const { BodyAccumulator } = require('../accumulator')
+const errors = require('../errors')
+
+const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
+const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
+const NODE_STREAM = 3 // node:http (plain Express)
+
+/** Which source, or throws a TypeError naming what is missing. */
+function sourceOf (req) {
+  const uwsResponse = req._res
+  if (uwsResponse !== null && typeof uwsResponse === 'object' && typeof uwsResponse.onData === 'function') {
+    if (typeof req.receivedData !== 'boolean' || req.res === null || typeof req.res !== 'object' || typeof req.res.aborted !== 'boolean') {
+      throw new TypeError('uws-body: this request has a uWS response (req._res) but not the ultimate-express 2.x fields uws-body reads (req.receivedData, req.res.aborted); see README "Use with ultimate-express"')
+    }
+    return req.receivedData ? ULTIMATE_STREAM : UWS
+  }
+  if (typeof req.on === 'function' && typeof req.resume === 'function') return NODE_STREAM
+  throw new TypeError('uws-body: the request is neither ultimate-express\'s nor a readable stream (node:http); uws-body\'s parsers know no other framework')
+}
+
+/** True when `req` is ultimate-express's (and so `res` is its Response). */
+function isUltimate (req) {
+  const source = sourceOf(req)
+  return source === UWS || source === ULTIMATE_STREAM
+}
+
+/**
+ * Reads the whole body into a BodyAccumulator and calls done(error) or done(null, acc)
+ * once, with every byte pushed (the caller then finishes it as a Buffer or a string).
+ */
+function readInto (req, res, options, done) {
+  const source = sourceOf(req)
+  const acc = new BodyAccumulator(options)
+  let settled = false
+  const settle = (error) => {
+    if (settled) return
+    settled = true
+    if (error) {
+      acc.abort()
+      done(error)
+    } else {
+      done(null, acc)
+    }
+  }
+  const onChunk = (chunk, isLast) => {
+    if (settled) return
+    if (!acc.push(chunk)) return settle(acc.error)
+    if (isLast) settle(null)
+  }
+  const onAbort = () => {
+    if (settled) return
+    acc.abort()
+    settle(acc.error)
+  }
+
+  if (source !== NODE_STREAM) {
+    req.bodyRead = true
+    if (req.res.aborted || req.res.finished) return settle(errors.aborted(-1, 0))
+    const socket = res && res.socket
+    if (socket && typeof socket.once === 'function') socket.once('close', onAbort)
+  }
+  // Handlers first: a refused body (declared length over the limit, bad encoding) still
+  // has its bytes drained by them, and once done() has run the application may have
+  // answered, after which uWS forbids touching its response.
+  if (source === UWS) {
+    req._res.onData(onChunk)
+  } else {
+    req.on('data', (chunk) => onChunk(chunk, false))
+    req.on('end', () => onChunk(EMPTY, true))
+    // A stream error is the connection failing mid-body: an abort, as raw-body reports it.
+    req.on('error', onAbort)
+    if (source === NODE_STREAM) {
+      req.on('close', () => { if (!req.complete) onAbort() })
+    }
+  }
+  if (acc.error !== null) settle(acc.error)
+}
+
+const EMPTY = new Uint8Array(0)
+
+/** For a body refused before reading (charset, encoding): its bytes are dropped as they come. */
+function discard (req) {
+  const source = sourceOf(req)
+  if (source === UWS) {
+    req.bodyRead = true
+    req._res.onData(() => {})
+  } else {
+    if (source === ULTIMATE_STREAM) req.bodyRead = true
+    req.resume()
+  }
+}
+
+module.exports = { readInto, discard, isUltimate }
