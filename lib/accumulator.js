@@ -6,12 +6,13 @@ const {
 } = require('./options')
 
 // Bodies of a known length up to JS_TIER_MAX are read by plain JS (Buffer.allocUnsafe +
-// set), larger ones by the native core. Up to 1 MiB (the preallocation cap) glibc hands JS
-// warm memory and JS's copy is as fast as ours, while one N-API call, one external object
-// and one external Buffer cost ~3 us more (perf-findings). Measured while tuning (quick
-// end-to-end runs, server CPU per request against the JS path): 512 KiB read natively was
-// 1.12x; above the cap the native pool wins (bench/RESULTS.md: 4 MiB 0.58x, 32 MiB 0.39x).
-const JS_TIER_MAX = 1024 * 1024
+// set), larger ones by the native core. Below it, one N-API call, one external object and
+// one external Buffer cost more than JS's copy into memory glibc hands out warm; above it,
+// the native pool's warm memory wins. Measured end to end (a uWS server, server CPU per
+// request, native / JS, 9 paired rounds): 16 KiB 1.34, 64 KiB 1.07, 128 KiB 1.10,
+// 192 KiB 0.96, 256 KiB 0.61, 512 KiB 0.63, 1 MB 0.70. (Before src/node/buffer.rs nudged
+// V8 into scavenging external Buffers, native lost up to 1 MB: 1.24-1.58.)
+const JS_TIER_MAX = 192 * 1024
 // A body of unknown length keeps its first chunk in JS only up to this size: if a second
 // chunk comes, that first chunk is copied again into the native buffer.
 const FIRST_CHUNK_MAX = 64 * 1024

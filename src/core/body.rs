@@ -109,7 +109,13 @@ impl Body {
             .filter(|&l| l > 0 && body.decoder.is_none())
         {
             let capacity = length.min(options.max_preallocated);
-            body.block = Some(Block::with_capacity(to_usize(capacity)));
+            // Past the cap, an idle pooled block of the whole length is taken if there is
+            // one: the process holds that memory already, so the client makes it allocate
+            // nothing it has not sent; and the body then never grows (no re-copy).
+            let idle = (length > capacity)
+                .then(|| Block::idle(to_usize(length)))
+                .flatten();
+            body.block = Some(idle.unwrap_or_else(|| Block::with_capacity(to_usize(capacity))));
         }
         body
     }
@@ -155,7 +161,12 @@ impl Body {
                 // bound keeps capacity within what the client may legitimately send.
                 let doubled = (block.capacity() as u64).saturating_mul(2);
                 let target = doubled.min(bound).max(needed as u64);
-                block.grow_to(to_usize(target));
+                // For a known length, an idle block of the whole length (returned to the
+                // pool since this body began) ends the growth at once.
+                match self.expected.and_then(|e| Block::idle(to_usize(e))) {
+                    Some(whole) if whole.capacity() >= needed => block.move_into(whole),
+                    _ => block.grow_to(to_usize(target)),
+                }
             }
             block.append(chunk);
         }

@@ -36,6 +36,8 @@ pub fn stats() -> MemoryStats {
 #[derive(Debug)]
 pub struct Block {
     bytes: Vec<u8>,
+    /// Replaced by a larger block while its body grew (see pool::give_leftover).
+    leftover: bool,
 }
 
 impl Block {
@@ -51,7 +53,10 @@ impl Block {
     fn counted(bytes: Vec<u8>) -> Block {
         BYTES_IN_USE.fetch_add(bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_add(1, Relaxed);
-        Block { bytes }
+        Block {
+            bytes,
+            leftover: false,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -74,16 +79,29 @@ impl Block {
         self.bytes.as_mut_ptr()
     }
 
+    /// An idle pooled block for at least `capacity` bytes, if the pool has one: memory the
+    /// process holds already, so taking it costs no new memory.
+    pub fn idle(capacity: usize) -> Option<Block> {
+        pool::take_idle(capacity).map(Block::counted)
+    }
+
     /// Grows the allocation to hold at least `capacity` bytes in total. The bytes held so
     /// far move to a (warm, pooled) larger block: callers grow geometrically, so this
     /// re-copies at most as many bytes as the body ends up with, and for a known length
     /// only what arrived past the preallocation cap.
     pub fn grow_to(&mut self, capacity: usize) {
         if capacity > self.bytes.capacity() {
-            let mut larger = Block::with_capacity(capacity);
-            larger.bytes.extend_from_slice(&self.bytes);
-            std::mem::swap(self, &mut larger);
+            self.move_into(Block::with_capacity(capacity));
         }
+    }
+
+    /// Moves the bytes held into `larger`, which replaces this block's allocation; the old
+    /// one goes back to the pool as a growth leftover.
+    pub fn move_into(&mut self, mut larger: Block) {
+        debug_assert!(larger.is_empty() && larger.capacity() >= self.len());
+        larger.bytes.extend_from_slice(&self.bytes);
+        std::mem::swap(self, &mut larger);
+        larger.leftover = true;
     }
 
     /// Up to `max` bytes of the room after the bytes held, for a decoder to write into.
@@ -116,7 +134,12 @@ impl Drop for Block {
         BYTES_IN_USE.fetch_sub(self.bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_sub(1, Relaxed);
         if self.bytes.capacity() != 0 {
-            pool::give(std::mem::take(&mut self.bytes));
+            let bytes = std::mem::take(&mut self.bytes);
+            if self.leftover {
+                pool::give_leftover(bytes);
+            } else {
+                pool::give(bytes);
+            }
         }
     }
 }

@@ -66,6 +66,32 @@ pub fn take(n: usize) -> Vec<u8> {
     Vec::with_capacity(size)
 }
 
+/// An idle pooled buffer for at least `n` bytes, if the pool has one; never allocates.
+pub fn take_idle(n: usize) -> Option<Vec<u8>> {
+    let (index, _) = class_of(n)?;
+    let mut pool = POOL.lock().ok()?;
+    let block = pool.free.get_mut(index).and_then(Vec::pop)?;
+    pool.bytes -= block.capacity() as u64;
+    POOL_BYTES.store(pool.bytes, Relaxed);
+    Some(block)
+}
+
+/// A block left behind when a body grew into a larger one is kept only while the pool
+/// holds less than this share of its bound. Such blocks serve the growth of later bodies
+/// of unknown length, but a burst of concurrent uploads leaves one of every smaller class
+/// per upload (64 uploads of 8 MiB: 64 x (1 + 2 + 4) MiB), which would otherwise fill the
+/// whole bound with blocks nobody asks for again (bench "memory": 1.51x peak / held).
+const LEFTOVER_SHARE: u64 = 4;
+
+/// Keeps a block left behind by growth (see LEFTOVER_SHARE), else frees it.
+pub fn give_leftover(block: Vec<u8>) {
+    if POOL_BYTES.load(Relaxed) + block.capacity() as u64
+        <= POOL_LIMIT.load(Relaxed) / LEFTOVER_SHARE
+    {
+        give(block);
+    }
+}
+
 /// Keeps `block` for reuse if it is of a class size and the bound allows, else frees it.
 pub fn give(mut block: Vec<u8>) {
     let capacity = block.capacity();

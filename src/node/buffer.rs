@@ -46,6 +46,7 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Option<Value> {
         sys::napi_create_external_buffer(env, len, data, Some(finalize), lent.cast(), &mut result);
     if ok(status) {
         lent_insert(data as usize, lent);
+        nudge_young_gc(env);
         return Some(result);
     }
     // The runtime forbids external buffers (Electron, V8 sandbox): this is the one path
@@ -63,6 +64,22 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Option<Value> {
         drop(lent);
         result
     })
+}
+
+/// V8 collects young ArrayBuffers in a cheap scavenge, but it only *starts* one for their
+/// sake when an ArrayBuffer is allocated through its own allocator while young
+/// ArrayBuffers already hold more than twice the semi-space (Heap::
+/// AllocateExternalBackingStore). External Buffers never pass there, so a server whose
+/// bodies are ours allocates almost no young JS memory, never scavenges, and waits for
+/// external-memory pressure to force full mark-compacts instead; the pool also refills
+/// only then. A 1-byte ArrayBuffer (~0.1 us) passes there and lets V8 see the young bytes.
+/// Measured (2000 x 1 MB bodies, one process): 24 mark-compacts and 222 ms without, 62
+/// scavenges, no mark-compact and 128 ms with (the JS tier: 169 ms). If V8 drops that
+/// heuristic, this costs 0.1 us and changes nothing else.
+unsafe fn nudge_young_gc(env: Env) {
+    let mut data = ptr::null_mut();
+    let mut nudge = ptr::null_mut();
+    sys::napi_create_arraybuffer(env, 1, &mut data, &mut nudge);
 }
 
 unsafe extern "C" fn finalize(_env: Env, data: *mut c_void, hint: *mut c_void) {
