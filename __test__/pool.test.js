@@ -96,3 +96,34 @@ test('finishString throws the body error and rejects unknown encodings', () => {
     assert.throws(() => ok.finishString(), /after finish/)
   }
 })
+
+test('past the cap, a declared length takes an idle pooled block whole, never fresh memory', async () => {
+  try {
+    setPoolLimit(0) // empty pool: the cap rules
+    setPoolLimit(256 * MIB)
+    const declared = 6 * MIB
+    const capped = new BodyAccumulator({ contentLength: declared, limit: '64mb' })
+    assert.ok(capped.capacity <= 1.25 * MIB, `capped at maxPreallocated: ${capped.capacity}`)
+    capped.abort()
+    // Growth leftovers (1.25, 2.5, 5 MiB blocks) go back to the pool only up to a quarter
+    // of its bound; the whole body's block, once released, is idle in the pool.
+    const body = read(bodyOf(declared, 4)).finish()
+    assert.ok(stats().bytesPooled <= 64 * MIB)
+    assert.ok(release(body))
+    const whole = new BodyAccumulator({ contentLength: declared, limit: '64mb' })
+    assert.ok(whole.capacity >= declared, `took the idle block: ${whole.capacity}`)
+    whole.push(bodyOf(declared, 5))
+    assert.ok(whole.finish().equals(bodyOf(declared, 5)))
+    // A client that declares a length and sends nothing holds that idle block, not new
+    // memory: bytesInUse grows by what the pool gave, the pool shrinks by as much.
+    const before = stats()
+    const idle = new BodyAccumulator({ contentLength: 8 * MIB, limit: '64mb' })
+    const after = stats()
+    assert.equal(after.bytesInUse - before.bytesInUse, idle.capacity)
+    assert.ok(idle.capacity <= 1.25 * MIB || before.bytesPooled - after.bytesPooled === idle.capacity)
+    idle.abort()
+  } finally {
+    setPoolLimit(256 * MIB)
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
