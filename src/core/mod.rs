@@ -8,6 +8,8 @@ pub mod memory;
 pub mod pool;
 
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;
 
 pub use body::{Body, BodyOptions, FinishError, Misuse};

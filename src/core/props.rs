@@ -1,0 +1,301 @@
+//! Property tests: for any body, chunking, limit and declared length the core returns
+//! exactly the bytes or exactly the error the rules specify; every decoder agrees with a
+//! one-shot reference decoder on any input, corrupt or not.
+
+use std::io::{Read, Write};
+
+use proptest::prelude::*;
+
+use super::*;
+
+const KIB: usize = 1024;
+
+/// Cuts `data` into chunks whose sizes cycle through `sizes` (each at least 1).
+fn chunks<'a>(data: &'a [u8], sizes: &'a [usize]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut at = 0;
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        if at >= data.len() {
+            return None;
+        }
+        let n = sizes[i % sizes.len()].max(1).min(data.len() - at);
+        i += 1;
+        at += n;
+        Some(&data[at - n..at])
+    })
+}
+
+/// What the rules say a body must end as: its bytes, or the one error.
+fn model(
+    data: &[u8],
+    sizes: &[usize],
+    declared: Option<u64>,
+    limit: u64,
+) -> Result<Vec<u8>, BodyError> {
+    if let Some(d) = declared.filter(|&d| d > limit) {
+        return Err(BodyError::TooLarge {
+            limit,
+            length: Some(d),
+            received: 0,
+        });
+    }
+    let mut received = 0u64;
+    for chunk in chunks(data, sizes) {
+        received += chunk.len() as u64;
+        if let Some(d) = declared.filter(|&d| received > d) {
+            return Err(BodyError::LengthMismatch {
+                expected: d,
+                received,
+            });
+        }
+        if received > limit {
+            return Err(BodyError::TooLarge {
+                limit,
+                length: declared,
+                received,
+            });
+        }
+    }
+    match declared {
+        Some(d) if d != received => Err(BodyError::LengthMismatch {
+            expected: d,
+            received,
+        }),
+        _ => Ok(data.to_vec()),
+    }
+}
+
+fn run(mut body: Body, data: &[u8], sizes: &[usize]) -> Result<Vec<u8>, BodyError> {
+    for chunk in chunks(data, sizes) {
+        if !body.push(chunk).expect("no misuse") {
+            assert_eq!(body.capacity(), 0, "memory released on error");
+            return Err(body.error().cloned().expect("error set"));
+        }
+    }
+    match body.finish() {
+        Ok(block) => Ok(block.as_slice().to_vec()),
+        Err(FinishError::Body(e)) => {
+            assert_eq!(body.capacity(), 0);
+            Err(e)
+        }
+        Err(FinishError::Misuse(m)) => panic!("{m:?}"),
+    }
+}
+
+fn declared_strategy(len: usize) -> impl Strategy<Value = Option<u64>> {
+    let len = len as u64;
+    prop_oneof![Just(None), Just(Some(len)), (0..=len + 10).prop_map(Some),]
+}
+
+/// Limits around the body's length (where off-by-one errors live), anywhere, or none.
+fn limit_strategy(len: usize) -> impl Strategy<Value = u64> {
+    let len = len as u64;
+    prop_oneof![
+        Just(len),
+        Just(len.saturating_sub(1)),
+        Just(len + 1),
+        0..50 * KIB as u64,
+        Just(u64::MAX >> 11),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_body_any_chunking_gives_the_bytes_or_the_specified_error(
+        (data, declared, limit) in prop::collection::vec(any::<u8>(), 0..40 * KIB)
+            .prop_flat_map(|d| { let n = d.len(); (Just(d), declared_strategy(n), limit_strategy(n)) }),
+        sizes in prop::collection::vec(1usize..20 * KIB, 1..8),
+        max_preallocated in prop_oneof![Just(0u64), 1u64..64 * KIB as u64, Just(1u64 << 20)],
+    ) {
+        let body = Body::new(&BodyOptions {
+            content_length: declared,
+            limit,
+            max_preallocated,
+            content_encoding: None,
+            decode: true,
+        });
+        // Preallocation never passes the cap (rounded to the pool's class) or the declared length.
+        let bound = declared.unwrap_or(0).min(max_preallocated) as usize;
+        prop_assert!(body.capacity() <= bound + bound / 4 || body.capacity() as u64 >= declared.unwrap_or(0),
+            "capacity {} for declared {:?}, cap {}", body.capacity(), declared, max_preallocated);
+        prop_assert_eq!(run(body, &data, &sizes), model(&data, &sizes, declared, limit));
+    }
+}
+
+/// Compressible bytes, or not, from a seed.
+fn sample(len: usize, seed: u64, compressible: bool) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if compressible {
+                const TEXT: &[u8] = b"{\"id\":1,\"name\":\"abc\"},";
+                TEXT[(i + (x % 3) as usize) % TEXT.len()]
+            } else {
+                x as u8
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Format {
+    Gzip,
+    Zlib,
+    RawDeflate,
+    Brotli,
+    Zstd,
+}
+
+impl Format {
+    fn header(self) -> &'static str {
+        match self {
+            Format::Gzip => "gzip",
+            Format::Zlib | Format::RawDeflate => "deflate",
+            Format::Brotli => "br",
+            Format::Zstd => "zstd",
+        }
+    }
+
+    fn encode(self, data: &[u8]) -> Vec<u8> {
+        use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
+        let level = flate2::Compression::fast();
+        match self {
+            Format::Gzip => {
+                let mut e = GzEncoder::new(Vec::new(), level);
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            }
+            Format::Zlib => {
+                let mut e = ZlibEncoder::new(Vec::new(), level);
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            }
+            Format::RawDeflate => {
+                let mut e = DeflateEncoder::new(Vec::new(), level);
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            }
+            Format::Brotli => {
+                let mut out = Vec::new();
+                let mut w = brotli::CompressorWriter::new(&mut out, 4096, 3, 20);
+                w.write_all(data).unwrap();
+                drop(w);
+                out
+            }
+            Format::Zstd => {
+                let mut out = vec![0u8; zstd_safe::compress_bound(data.len())];
+                let n = zstd_safe::compress(&mut out[..], data, 1).unwrap();
+                out.truncate(n);
+                out
+            }
+        }
+    }
+
+    /// A one-shot decode by a different code path: `None` if the reference rejects it.
+    fn reference(self, encoded: &[u8], cap: usize) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let read =
+            |r: &mut dyn Read, out: &mut Vec<u8>| r.take(cap as u64 + 1).read_to_end(out).ok();
+        match self {
+            Format::Gzip => read(&mut flate2::read::MultiGzDecoder::new(encoded), &mut out)?,
+            Format::Zlib => read(&mut flate2::read::ZlibDecoder::new(encoded), &mut out)?,
+            Format::RawDeflate => read(&mut flate2::read::DeflateDecoder::new(encoded), &mut out)?,
+            Format::Brotli => read(&mut brotli::Decompressor::new(encoded, 4096), &mut out)?,
+            Format::Zstd => {
+                out = Vec::with_capacity(cap + 1);
+                zstd_safe::decompress(&mut out, encoded).ok()?;
+                0
+            }
+        };
+        Some(out)
+    }
+}
+
+fn format() -> impl Strategy<Value = Format> {
+    prop_oneof![
+        Just(Format::Gzip),
+        Just(Format::Zlib),
+        Just(Format::RawDeflate),
+        Just(Format::Brotli),
+        Just(Format::Zstd),
+    ]
+}
+
+fn decode(
+    format: Format,
+    encoded: &[u8],
+    sizes: &[usize],
+    limit: u64,
+) -> Result<Vec<u8>, BodyError> {
+    let body = Body::new(&BodyOptions {
+        content_length: None,
+        limit,
+        max_preallocated: 1 << 20,
+        content_encoding: Some(format.header().into()),
+        decode: true,
+    });
+    run(body, encoded, sizes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_decoder_round_trips_under_any_chunking_and_limit(
+        format in format(),
+        (len, limit) in (0usize..100 * KIB).prop_flat_map(|n| (Just(n), limit_strategy(n))),
+        seed in any::<u64>(),
+        compressible in any::<bool>(),
+        sizes in prop::collection::vec(1usize..20 * KIB, 1..6),
+    ) {
+        let data = sample(len, seed, compressible);
+        let encoded = format.encode(&data);
+        let got = decode(format, &encoded, &sizes, limit);
+        if encoded.len() as u64 > limit {
+            // Over the limit as sent (or first as decoded): 413.
+            prop_assert!(matches!(got, Err(BodyError::TooLarge { .. })), "{:?}", got.map(|v| v.len()));
+        } else if data.len() as u64 > limit {
+            // Over the limit as decoded: seen one byte past it, never later.
+            prop_assert_eq!(got, Err(BodyError::TooLarge { limit, length: None, received: limit + 1 }));
+        } else {
+            prop_assert!(got.as_deref() == Ok(&data[..]), "{:?}", got.map(|v| v.len()));
+        }
+    }
+
+    #[test]
+    fn every_decoder_agrees_with_the_reference_on_corrupt_input(
+        format in format(),
+        len in 0usize..20 * KIB,
+        seed in any::<u64>(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 0..4),
+        cut in prop::option::of(any::<prop::sample::Index>()),
+        sizes in prop::collection::vec(1usize..5 * KIB, 1..6),
+    ) {
+        let data = sample(len, seed, true);
+        let mut encoded = format.encode(&data);
+        for (at, x) in &flips {
+            if !encoded.is_empty() {
+                let i = at.index(encoded.len());
+                encoded[i] ^= x;
+            }
+        }
+        if let Some(cut) = cut {
+            let n = cut.index(encoded.len() + 1);
+            encoded.truncate(n);
+        }
+        let limit = 1u64 << 20;
+        match decode(format, &encoded, &sizes, limit) {
+            // Whatever uws-body accepts, the reference decodes to the same bytes.
+            Ok(ours) => prop_assert_eq!(Some(ours), format.reference(&encoded, limit as usize)),
+            Err(e) => prop_assert!(
+                matches!(e.status(), 400 | 413),
+                "{:?}", e
+            ),
+        }
+    }
+}
