@@ -4,4 +4,5 @@
 //! it and JavaScript.
 
 pub mod core;
+#[cfg(feature = "node")]
 pub mod node;

@@ -1,0 +1,26 @@
+'use strict'
+// Seed inputs for the fuzz targets: valid bodies in every coding, so the fuzzer starts
+// from inside the formats. Written to fuzz/seeds/ (not committed; fuzz/run.sh makes them).
+const fs = require('node:fs')
+const path = require('node:path')
+const zlib = require('node:zlib')
+
+const text = Buffer.from('{"id":1,"name":"user","tags":["a","b"],"ok":true}\n'.repeat(40))
+const zstd = (() => { try { return require('../lib/native').zstdCompress(text, 3) } catch { return null } })()
+const encoded = [zlib.gzipSync(text), zlib.deflateSync(text), zlib.deflateRawSync(text), zlib.brotliCompressSync(text), zstd, zlib.gzipSync(zlib.gzipSync(text))]
+const dir = (t) => { const d = path.join(__dirname, 'seeds', t); fs.mkdirSync(d, { recursive: true }); return d }
+
+// decode: [coding, limit lo, limit hi, step] + encoded body (coding order: fuzz_targets/decode.rs)
+encoded.forEach((body, coding) => {
+  if (body === null) return
+  for (const step of [0, 7, 255]) {
+    fs.writeFileSync(path.join(dir('decode'), `${coding}-${step}`), Buffer.concat([Buffer.from([coding, 0xff, 0x7f, step]), body]))
+  }
+})
+// body: [limit lo, limit hi, declared mode, declared, cap, encoding, decode, step] + bytes
+const codingIndex = [4, 5, 5, 6, 7]
+encoded.slice(0, 5).forEach((body, i) => {
+  if (body === null) return
+  fs.writeFileSync(path.join(dir('body'), `enc-${i}`), Buffer.concat([Buffer.from([0xff, 0xff, 1, 0, 4, codingIndex[i], 0, 3]), body]))
+})
+fs.writeFileSync(path.join(dir('body'), 'identity'), Buffer.concat([Buffer.from([0x00, 0x10, 1, 0, 1, 2, 0, 1]), text]))
