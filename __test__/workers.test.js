@@ -1,0 +1,94 @@
+'use strict'
+// Threads and lifetimes: the addon in several worker threads at once, workers and the
+// process going away with native Buffers alive, and released memory never readable.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const { spawnSync } = require('node:child_process')
+const { BodyAccumulator, release, stats } = require('..')
+const { request, bodyOf, sha256 } = require('./helpers/client')
+const { bytesInUseAfterGc } = require('./helpers/memory')
+
+const MIB = 1024 * 1024
+const WORKER = path.join(__dirname, 'helpers', 'worker-server.js')
+
+const start = (workerData) => {
+  const worker = new Worker(WORKER, { workerData })
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => resolve({ worker, ...m }))
+    worker.once('error', reject)
+  })
+}
+const exited = (worker) => new Promise((resolve) => worker.once('exit', resolve))
+
+test('four worker threads, each with its own uWS app, read concurrent uploads correctly', async () => {
+  const workers = await Promise.all([1, 2, 3, 4].map(() => start({ mode: 'serve' })))
+  const jobs = []
+  for (const [i, w] of workers.entries()) {
+    for (const size of [0, 100, 70000, MIB + 1, 5 * MIB]) {
+      const body = bodyOf(size, i * 10 + size)
+      jobs.push(request(w.port, { body, chunked: size % 2 === 1 }).then((r) => assert.deepEqual(r, { status: 200, body: `${size} ${sha256(body)}` })))
+    }
+  }
+  await Promise.all(jobs)
+  for (const w of workers) {
+    const gone = exited(w.worker)
+    await fetch(`http://127.0.0.1:${w.port}/close`, { headers: { connection: 'close' } })
+    assert.equal(await gone, 0, 'the thread ended by itself')
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('a worker that exits (or is terminated) with native Buffers alive frees them', async () => {
+  for (const how of ['exit', 'terminate']) {
+    const before = await bytesInUseAfterGc()
+    const w = await start({ mode: 'keep-buffers', wait: how === 'terminate' })
+    assert.ok(stats().bytesInUse >= before + 8 * 3 * MIB, 'the worker holds its Buffers')
+    const gone = exited(w.worker)
+    if (how === 'terminate') await w.worker.terminate()
+    await gone // 'exit': the thread has nothing left to run and ends by itself
+    assert.equal(await bytesInUseAfterGc(), before, `${how}: freed with the worker's environment`)
+  }
+})
+
+test('the process exits cleanly with native Buffers and unfinished bodies alive', () => {
+  const script = `
+    const { BodyAccumulator } = require(${JSON.stringify(path.join(__dirname, '..'))})
+    const kept = []
+    for (let i = 0; i < 20; i++) {
+      const acc = new BodyAccumulator({ contentLength: 2 * 1024 * 1024, limit: '8mb' })
+      acc.push(Buffer.alloc(2 * 1024 * 1024, i))
+      kept.push(acc.finish(), new BodyAccumulator({ contentLength: 5000000, limit: '8mb' }))
+    }
+    globalThis.kept = kept
+    process.exit(${'${code}'})`
+  for (const code of [0, 3]) {
+    const r = spawnSync(process.execPath, ['-e', script.replace('${code}', String(code))], { encoding: 'utf8', timeout: 20000 })
+    assert.equal(r.status, code, r.stderr)
+    assert.equal(r.signal, null)
+    assert.equal(r.stderr, '')
+  }
+})
+
+// In a plain function: an async test's frame may keep its last Buffer alive across the GC.
+function releasedMemoryStaysUnreadable () {
+  const seen = []
+  for (let round = 0; round < 30; round++) {
+    const acc = new BodyAccumulator({ contentLength: 2 * MIB, limit: '8mb' })
+    acc.push(Buffer.alloc(2 * MIB, round + 1))
+    const buf = acc.finish()
+    const view = new Uint8Array(buf.buffer, buf.byteOffset + 100, 10)
+    seen.push(view)
+    if (round % 3 !== 2) assert.ok(release(buf))
+    // Every view of a released body reads as empty; a live one still reads its own bytes.
+    for (const [i, v] of seen.entries()) {
+      assert.ok(v.length === 0 || v.every((b) => b === i + 1), `round ${round}: view ${i} shows someone else's bytes`)
+    }
+  }
+}
+
+test('released or finished memory is never readable through an old Buffer or view', async () => {
+  releasedMemoryStaysUnreadable()
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
