@@ -9,18 +9,10 @@ const { startServer } = require('./helpers/server')
 const { request, sha256 } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 const { ENCODERS, header, jsonText, bombs } = require('./helpers/encodings')
+const { random } = require('./helpers/random')
 
 const KIB = 1024
 const MIB = 1024 * KIB
-
-/** A seeded PRNG, so a failing chunking can be replayed. */
-function random (seed) {
-  let x = seed >>> 0 || 1
-  return () => {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5
-    return (x >>> 0) / 4294967296
-  }
-}
 
 /** Cuts `bytes` into random chunks (1 B to ~70 KiB, skewed small). */
 function chunks (bytes, seed) {

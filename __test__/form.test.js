@@ -6,17 +6,10 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const qs = require('qs')
 const { parseFlatForm } = require('../lib/parsers/form')
+const { random } = require('./helpers/random')
 
 const PIECES = ['a', 'b', 'key', '0', '12', '=', '=', '&', '&', '+', '%20', '%41', '%e9', '%C3%A9', '%zz', '%', '%2', '.', '[', ']', '%5B', '%5d',
   '__proto__', 'constructor', 'toString', 'hasOwnProperty', '\u00e9', '\ud83d\ude00', ' ', ',', ';', '?']
-
-function random (seed) {
-  let x = seed
-  return () => {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5
-    return (x >>> 0) / 4294967296
-  }
-}
 
 function qsLikeBodyParser (str, extended) {
   const count = str.split('&').length

@@ -4,22 +4,13 @@
 // figure to trust is the server's CPU time per request (process.cpuUsage), which the
 // other jobs on a shared machine disturb less than req/s.
 const { fork } = require('node:child_process')
-const http = require('node:http')
 const path = require('node:path')
-const { load } = require('./load')
+const { load, get } = require('./load')
 const { median, paired, formatSize, table } = require('./stats')
 
 const KIB = 1024
 const MIB = 1024 * KIB
 const NAMES = { a: '(a) copy+concat', b: '(b) JS prealloc', c: '(c) uws-body', d: '(d) count only' }
-
-const get = (port, p) => new Promise((resolve, reject) => {
-  http.get({ host: '127.0.0.1', port, path: p, agent: false }, (res) => {
-    let s = ''
-    res.on('data', (d) => { s += d })
-    res.on('end', () => resolve(s))
-  }).on('error', reject)
-})
 
 async function run ({ quick = false } = {}) {
   const server = fork(path.join(__dirname, 'server.js'), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })

@@ -2,10 +2,9 @@
 // ultimate-express with its built-in parsers, with uws-body's, and Express + body-parser:
 // the same requests, alternating rounds, server CPU time per request and req/s.
 const { fork } = require('node:child_process')
-const http = require('node:http')
 const path = require('node:path')
 const zlib = require('node:zlib')
-const { load } = require('./load')
+const { load, get } = require('./load')
 const { median, paired, table } = require('./stats')
 
 const KIB = 1024
@@ -39,14 +38,6 @@ function cases () {
     ['text 64 KiB', '/text', { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from('caf\u00e9 '.repeat(64 * KIB / 6)).subarray(0, 64 * KIB)]
   ]
 }
-
-const get = (port, p) => new Promise((resolve, reject) => {
-  http.get({ host: '127.0.0.1', port, path: p, agent: false }, (res) => {
-    let s = ''
-    res.on('data', (d) => { s += d })
-    res.on('end', () => resolve(s))
-  }).on('error', reject)
-})
 
 async function run ({ quick = false } = {}) {
   const servers = {}

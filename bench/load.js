@@ -1,6 +1,7 @@
 'use strict'
 // A small keep-alive HTTP/1.1 load generator for 127.0.0.1: `connections` sockets each
 // send the same POST (with optional extra headers), wait for the answer and send again, for `seconds`. Bounded in time.
+const http = require('node:http')
 const net = require('node:net')
 
 function load (port, { path, body, headers = {}, connections = 4, seconds = 1 }) {
@@ -39,4 +40,13 @@ function load (port, { path, body, headers = {}, connections = 4, seconds = 1 })
   }))
 }
 
-module.exports = { load }
+/** GET `path` on 127.0.0.1:`port` without keep-alive; resolves with the body as a string. */
+const get = (port, path) => new Promise((resolve, reject) => {
+  http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+    let s = ''
+    res.on('data', (d) => { s += d })
+    res.on('end', () => resolve(s))
+  }).on('error', reject)
+})
+
+module.exports = { load, get }

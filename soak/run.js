@@ -10,6 +10,7 @@ const net = require('node:net')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const native = require('../lib/native')
+const { random } = require('../__test__/helpers/random')
 
 const quick = process.argv.includes('--quick')
 const TOTAL = quick ? 12000 : 100000
@@ -23,13 +24,6 @@ const HUGE = 999999999
 const KIB = 1024
 const MIB = 1024 * KIB
 
-function random (seed) {
-  let x = seed >>> 0 || 1
-  return () => {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5
-    return (x >>> 0) / 4294967296
-  }
-}
 const rnd = random(20261130)
 const pick = (n) => Math.floor(rnd() * n)
 
