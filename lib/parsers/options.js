@@ -29,10 +29,9 @@ function typeMatcher (type) {
   if (typeof type === 'function') return type
   const types = Array.isArray(type) ? type : [type]
   const cache = new Map()
+  // Only called for a request that has a body (read.js checks typeis.hasBody first).
   return function shouldParse (req) {
     const header = req.headers['content-type']
-    // type-is's rule for "has a body" comes first, as in typeis(req, types).
-    if (!typeis.hasBody(req)) return false
     if (header === undefined) return false
     let match = cache.get(header)
     if (match === undefined) {
