@@ -95,16 +95,19 @@ impl Body {
                 return body;
             }
         };
-        body.decoder = Decoder::new(&codings);
         // The limit applies to the bytes sent as well as to the decoded ones (see push), so
-        // a declared length over it fails here whatever the encoding.
+        // a declared length over it fails here whatever the encoding, before any decoder
+        // state is allocated.
         if let Some(length) = options.content_length.filter(|&l| l > options.limit) {
             body.state = State::Failed(BodyError::TooLarge {
                 limit: options.limit,
                 length: Some(length),
                 received: 0,
             });
-        } else if let Some(length) = options
+            return body;
+        }
+        body.decoder = Decoder::new(&codings);
+        if let Some(length) = options
             .content_length
             .filter(|&l| l > 0 && body.decoder.is_none())
         {
