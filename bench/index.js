@@ -51,8 +51,9 @@ bench/load.js; CPU/req is the server's process.cpuUsage per request (the steadie
 
 Contenders: (a) copy every chunk + Buffer.concat; (b) the seed's JS preallocation
 (allocUnsafe + set up to 1 MiB, (a) with its single-chunk shortcut above); (c) uws-body
-(BodyAccumulator; release() is not called); (d) the floor: one warm memcpy into an existing
-buffer (end to end: counting bytes only).
+(BodyAccumulator; release() is not called); (c+r) uws-body for a caller that calls
+release() once it has read the body; (d) the floor: one warm memcpy into an existing buffer
+(end to end: counting bytes only).
 
 ![time per body](results.svg)
 
@@ -90,8 +91,8 @@ ${frameworks.render(fw)}
 ## Memory: 64 concurrent 8 MiB uploads, peak RSS growth over bytes held
 
 Each contender in a fresh process; chunks of 65483 B interleaved across the uploads. uws-body
-runs with the default pool bound (256 MiB): blocks left behind by growth wait in the pool,
-which is most of its excess over the bytes held.
+runs with the default pool bound (256 MiB), of which blocks left behind by growth may take a
+quarter: that is most of its excess over the bytes held.
 
 ${memory.render(mem)}
 `
