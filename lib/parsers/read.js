@@ -5,7 +5,7 @@
 const typeis = require('type-is')
 const contentType = require('content-type')
 const errors = require('../errors')
-const { readInto, discard, isUltimate } = require('./source')
+const { sourceOf, isUltimate, readInto, discard } = require('./source')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
 const charsetCache = new Map()
@@ -69,12 +69,13 @@ function createParser (options, spec) {
     if (req.bodyRead === true || req._body === true || req.readableEnded === true) return next()
     if (!('body' in req)) req.body = undefined
     if (!typeis.hasBody(req) || !options.shouldParse(req)) return next()
-    let ultimate
+    let source
     try {
-      ultimate = isUltimate(req)
+      source = sourceOf(req)
     } catch (err) {
       return next(err)
     }
+    const ultimate = isUltimate(source)
 
     const fail = (err) => {
       // ultimate-express's default error handler answers 500 unless res.statusCode was
@@ -87,31 +88,33 @@ function createParser (options, spec) {
     if (spec.charset !== false) {
       charset = charsetOf(req) || options.defaultCharset
       if ((typeof spec.charset === 'function' && !spec.charset(charset)) || !knownCharset(charset)) {
-        discard(req)
+        discard(source, req)
         return fail(errors.bodyError('ERR_BODY_CHARSET_UNSUPPORTED', { charset }))
       }
     }
 
     const headers = req.headers
-    readInto(req, res, {
+    readInto(source, req, res, {
       limit: options.limit,
       inflate: options.inflate,
       contentLength: headers['content-length'],
       contentEncoding: headers['content-encoding']
     }, (error, acc) => {
       if (error) return fail(error)
-      let source = acc
+      // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
+      // Buffer), or its Buffer when verify or raw needs one.
+      let read = acc
       let body
       try {
-        if (options.verify || charset === null) source = acc.finish()
+        if (options.verify || charset === null) read = acc.finish()
         if (options.verify) {
           try {
-            options.verify(req, res, source, charset)
+            options.verify(req, res, read, charset)
           } catch (thrown) {
-            return fail(asHttpError(thrown, 403, 'entity.verify.failed', source))
+            return fail(asHttpError(thrown, 403, 'entity.verify.failed', read))
           }
         }
-        body = charset === null ? source : decode(source, charset)
+        body = charset === null ? read : decode(read, charset)
       } catch (err) {
         // finish() throws the body's own BodyError (e.g. fewer bytes than declared).
         return fail(err)

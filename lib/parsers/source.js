@@ -26,7 +26,7 @@ const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
 const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
 const NODE_STREAM = 3 // node:http (plain Express)
 
-/** Which source, or throws a TypeError naming what is missing. */
+/** Which source (checked once per request), or throws a TypeError naming what is missing. */
 function sourceOf (req) {
   const uwsResponse = req._res
   if (uwsResponse !== null && typeof uwsResponse === 'object' && typeof uwsResponse.onData === 'function') {
@@ -39,18 +39,14 @@ function sourceOf (req) {
   throw new TypeError('uws-body: the request is neither ultimate-express\'s nor a readable stream (node:http); uws-body\'s parsers know no other framework')
 }
 
-/** True when `req` is ultimate-express's (and so `res` is its Response). */
-function isUltimate (req) {
-  const source = sourceOf(req)
-  return source === UWS || source === ULTIMATE_STREAM
-}
+/** True for ultimate-express's requests (and so `res` is its Response). */
+const isUltimate = (source) => source !== NODE_STREAM
 
 /**
  * Reads the whole body into a BodyAccumulator and calls done(error) or done(null, acc)
  * once, with every byte pushed (the caller then finishes it as a Buffer or a string).
  */
-function readInto (req, res, options, done) {
-  const source = sourceOf(req)
+function readInto (source, req, res, options, done) {
   const acc = new BodyAccumulator(options)
   let settled = false
   const settle = (error) => {
@@ -100,8 +96,7 @@ function readInto (req, res, options, done) {
 const EMPTY = new Uint8Array(0)
 
 /** For a body refused before reading (charset, encoding): its bytes are dropped as they come. */
-function discard (req) {
-  const source = sourceOf(req)
+function discard (source, req) {
   if (source === UWS) {
     req.bodyRead = true
     req._res.onData(() => {})
@@ -111,4 +106,4 @@ function discard (req) {
   }
 }
 
-module.exports = { readInto, discard, isUltimate }
+module.exports = { sourceOf, isUltimate, readInto, discard }
