@@ -118,7 +118,10 @@ impl Body {
             let idle = (length > capacity)
                 .then(|| Block::idle(to_usize(length)))
                 .flatten();
-            body.block = Some(idle.unwrap_or_else(|| Block::with_capacity(to_usize(capacity))));
+            match idle.map_or_else(|| Block::with_capacity(to_usize(capacity)), Ok) {
+                Ok(block) => body.block = Some(block),
+                Err(error) => body.fail(error.into()),
+            }
         }
         body
     }
@@ -157,7 +160,7 @@ impl Body {
             }
         } else if !chunk.is_empty() {
             let bound = self.expected.unwrap_or(self.limit);
-            let block = self.block.get_or_insert_with(|| Block::with_capacity(0));
+            let block = self.block.get_or_insert_with(Block::empty);
             let needed = block.len() + chunk.len();
             if needed > block.capacity() {
                 // Geometric growth keeps an unknown-length body linear in its size; the
@@ -166,9 +169,16 @@ impl Body {
                 let target = doubled.min(bound).max(needed as u64);
                 // For a known length, an idle block of the whole length (returned to the
                 // pool since this body began) ends the growth at once.
-                match self.expected.and_then(|e| Block::idle(to_usize(e))) {
-                    Some(whole) if whole.capacity() >= needed => block.move_into(whole),
+                let grown = match self.expected.and_then(|e| Block::idle(to_usize(e))) {
+                    Some(whole) if whole.capacity() >= needed => {
+                        block.move_into(whole);
+                        Ok(())
+                    }
                     _ => block.grow_to(to_usize(target)),
+                };
+                if let Err(error) = grown {
+                    self.fail(error.into());
+                    return Ok(false);
                 }
             }
             block.append(chunk);
@@ -199,7 +209,7 @@ impl Body {
         }
         self.decoder = None;
         self.state = State::Finished;
-        Ok(self.block.take().unwrap_or_else(|| Block::with_capacity(0)))
+        Ok(self.block.take().unwrap_or_else(Block::empty))
     }
 
     /// Releases everything now. Idempotent; a no-op after `finish()`.
@@ -257,14 +267,14 @@ struct Decoded<'a> {
 impl Sink for Decoded<'_> {
     fn window(&mut self) -> Result<&mut [MaybeUninit<u8>], BodyError> {
         let bound = self.limit.saturating_add(1);
-        let block = self.block.get_or_insert_with(|| Block::with_capacity(0));
+        let block = self.block.get_or_insert_with(Block::empty);
         let len = block.len() as u64;
         if block.len() == block.capacity() {
             let target = (block.capacity() as u64)
                 .saturating_mul(2)
                 .max(FIRST_DECODED)
                 .min(bound);
-            block.grow_to(to_usize(target));
+            block.grow_to(to_usize(target))?;
         }
         let room = (block.capacity() as u64 - len).min(bound - len);
         Ok(block.spare(to_usize(room)))

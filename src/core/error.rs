@@ -2,8 +2,11 @@
 //! and the fields raw-body exposes, so frameworks can map them without special cases.
 //! (An invalid content-length header is caught where headers are parsed, in
 //! lib/options.js: the core only ever sees a parsed length.)
+//!
+//! Messages are not made here: lib/errors.js builds every error, of both tiers, from its
+//! one table keyed by `code()`, so the texts cannot drift apart.
 
-use std::fmt;
+use super::memory::AllocError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodyError {
@@ -28,6 +31,17 @@ pub enum BodyError {
         expected: Option<u64>,
         received: u64,
     },
+    /// The allocator could not provide memory the body needed (a huge preallocation the
+    /// program allowed, or real exhaustion). 503 `memory.exhausted`: try again later.
+    OutOfMemory { requested: u64 },
+}
+
+impl From<AllocError> for BodyError {
+    fn from(error: AllocError) -> BodyError {
+        BodyError::OutOfMemory {
+            requested: error.bytes as u64,
+        }
+    }
 }
 
 /// Why an encoded body could not be decoded.
@@ -59,6 +73,7 @@ impl BodyError {
             BodyError::LengthMismatch { .. }
             | BodyError::EncodingInvalid { .. }
             | BodyError::Aborted { .. } => 400,
+            BodyError::OutOfMemory { .. } => 503,
         }
     }
 
@@ -70,6 +85,7 @@ impl BodyError {
             BodyError::EncodingUnsupported { .. } => "ERR_BODY_ENCODING_UNSUPPORTED",
             BodyError::EncodingInvalid { .. } => "ERR_BODY_ENCODING_INVALID",
             BodyError::Aborted { .. } => "ECONNABORTED",
+            BodyError::OutOfMemory { .. } => "ERR_BODY_OUT_OF_MEMORY",
         }
     }
 
@@ -81,26 +97,7 @@ impl BodyError {
             BodyError::EncodingUnsupported { .. } => "encoding.unsupported",
             BodyError::EncodingInvalid { .. } => "encoding.invalid",
             BodyError::Aborted { .. } => "request.aborted",
+            BodyError::OutOfMemory { .. } => "memory.exhausted",
         }
     }
 }
-
-impl fmt::Display for BodyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BodyError::TooLarge { .. } => f.write_str("request entity too large"),
-            BodyError::LengthMismatch { .. } => {
-                f.write_str("request size did not match content length")
-            }
-            BodyError::EncodingUnsupported { encoding } => {
-                write!(f, "unsupported content encoding \"{encoding}\"")
-            }
-            BodyError::EncodingInvalid { encoding, reason } => {
-                write!(f, "invalid {encoding} body ({})", reason.name())
-            }
-            BodyError::Aborted { .. } => f.write_str("request aborted"),
-        }
-    }
-}
-
-impl std::error::Error for BodyError {}

@@ -32,6 +32,12 @@ pub fn stats() -> MemoryStats {
     }
 }
 
+/// The allocator could not provide `bytes` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocError {
+    pub bytes: usize,
+}
+
 /// An owned, counted byte buffer.
 #[derive(Debug)]
 pub struct Block {
@@ -42,12 +48,19 @@ pub struct Block {
 
 impl Block {
     /// A block for at least `capacity` bytes; pooled sizes are rounded up to their class.
-    pub fn with_capacity(capacity: usize) -> Block {
-        Block::counted(if capacity == 0 {
-            Vec::new()
-        } else {
-            pool::take(capacity)
-        })
+    /// Fails, instead of aborting, when the allocator has no such block to give.
+    pub fn with_capacity(capacity: usize) -> Result<Block, AllocError> {
+        if capacity == 0 {
+            return Ok(Block::empty());
+        }
+        pool::take(capacity)
+            .map(Block::counted)
+            .ok_or(AllocError { bytes: capacity })
+    }
+
+    /// A block that holds nothing and allocated nothing.
+    pub fn empty() -> Block {
+        Block::counted(Vec::new())
     }
 
     fn counted(bytes: Vec<u8>) -> Block {
@@ -89,10 +102,11 @@ impl Block {
     /// far move to a (warm, pooled) larger block: callers grow geometrically, so this
     /// re-copies at most as many bytes as the body ends up with, and for a known length
     /// only what arrived past the preallocation cap.
-    pub fn grow_to(&mut self, capacity: usize) {
+    pub fn grow_to(&mut self, capacity: usize) -> Result<(), AllocError> {
         if capacity > self.bytes.capacity() {
-            self.move_into(Block::with_capacity(capacity));
+            self.move_into(Block::with_capacity(capacity)?);
         }
+        Ok(())
     }
 
     /// Moves the bytes held into `larger`, which replaces this block's allocation; the old
@@ -118,7 +132,9 @@ impl Block {
     pub unsafe fn assume_appended(&mut self, n: usize) {
         let len = self.bytes.len() + n;
         assert!(len <= self.bytes.capacity());
-        self.bytes.set_len(len);
+        // SAFETY: within capacity (checked above), and the caller vouches that the bytes
+        // between the old and the new length were initialized.
+        unsafe { self.bytes.set_len(len) };
     }
 
     /// Appends within the current capacity; the caller has grown the block first, so

@@ -14,4 +14,4 @@ mod tests;
 
 pub use body::{Body, BodyOptions, FinishError, Misuse};
 pub use error::{BodyError, Invalid};
-pub use memory::{stats, Block, MemoryStats};
+pub use memory::{stats, AllocError, Block, MemoryStats};

@@ -52,18 +52,27 @@ fn class_of(n: usize) -> Option<(usize, usize)> {
 }
 
 /// A buffer with capacity for at least `n` bytes: a pooled one when the class has one.
-pub fn take(n: usize) -> Vec<u8> {
+/// `None` when the allocator cannot provide it: `n` is often a client's number, and a
+/// failed allocation must become an answer, never abort the process.
+pub fn take(n: usize) -> Option<Vec<u8>> {
     let Some((index, size)) = class_of(n) else {
-        return Vec::with_capacity(n);
+        return allocate(n);
     };
     if let Ok(mut pool) = POOL.lock() {
         if let Some(block) = pool.free.get_mut(index).and_then(Vec::pop) {
             pool.bytes -= block.capacity() as u64;
             POOL_BYTES.store(pool.bytes, Relaxed);
-            return block;
+            return Some(block);
         }
     }
-    Vec::with_capacity(size)
+    allocate(size)
+}
+
+/// Exactly `n` bytes of capacity (so a class-sized block stays poolable), or `None`.
+fn allocate(n: usize) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(n).ok()?;
+    Some(bytes)
 }
 
 /// An idle pooled buffer for at least `n` bytes, if the pool has one; never allocates.
@@ -176,5 +185,12 @@ mod tests {
         assert_eq!(class_size((1 << 20) + 1), Some(5 << 18));
         assert_eq!(class_size(MAX_POOLED), Some(MAX_POOLED));
         assert_eq!(class_size(MAX_POOLED + 1), None);
+    }
+
+    #[test]
+    fn an_impossible_size_is_none_not_an_abort() {
+        assert!(take(usize::MAX).is_none());
+        assert!(take(isize::MAX as usize).is_none());
+        assert_eq!(take(MIN_POOLED).map(|b| b.capacity()), Some(MIN_POOLED));
     }
 }

@@ -209,8 +209,10 @@ fn unsupported_encoding_fails_before_any_byte() {
         (415, "encoding.unsupported")
     );
     assert_eq!(
-        error.to_string(),
-        "unsupported content encoding \"compress\""
+        error,
+        BodyError::EncodingUnsupported {
+            encoding: "compress".into()
+        }
     );
     assert_eq!(body.capacity(), 0);
     assert_eq!(body.push(b"x"), Ok(false));
@@ -267,4 +269,21 @@ fn huge_declared_length_pins_at_most_the_cap() {
         Err(FinishError::Body(BodyError::LengthMismatch { .. }))
     ));
     assert_eq!(body.capacity(), 0);
+}
+
+#[test]
+fn an_allocation_the_machine_cannot_make_is_a_503_not_an_abort() {
+    // The program allowed any size (limit and preallocation cap unbounded), and the
+    // client declared more than any allocator gives: the body fails, the process lives.
+    let mut body = Body::new(&BodyOptions {
+        max_preallocated: u64::MAX,
+        ..options(Some(u64::MAX >> 1), u64::MAX)
+    });
+    let error = body.error().cloned().unwrap();
+    assert_eq!(
+        (error.status(), error.kind(), error.code()),
+        (503, "memory.exhausted", "ERR_BODY_OUT_OF_MEMORY")
+    );
+    assert_eq!(body.capacity(), 0);
+    assert_eq!(body.push(b"x"), Ok(false));
 }

@@ -153,7 +153,8 @@ fn run(layers: &mut [Layer], mut input: &[u8], sink: &mut dyn Sink) -> Result<()
 /// # Safety
 /// Every byte of `bytes` must be initialized.
 unsafe fn assume_init(bytes: &[MaybeUninit<u8>]) -> &[u8] {
-    std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len())
+    // SAFETY: MaybeUninit<u8> has u8's layout, and the caller vouches for initialization.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), bytes.len()) }
 }
 
 #[cfg(test)]
