@@ -10,21 +10,53 @@ use super::buffer::into_buffer;
 use super::raw::*;
 use crate::core::{Body, BodyError, BodyOptions, FinishError, Misuse};
 
+/// Marks the externals that hold a `Body`. Any JS value can reach these functions,
+/// externals of other addons included: only a value carrying this tag is ever read as a
+/// `Body`. (A random 128-bit value, as N-API's type tags are meant to be.)
+const BODY_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x5f3c_9a1e_77d2_4b08,
+    upper: 0xb4e1_06c3_2a9f_d815,
+};
+
+/// The external's finalizer: the JS handle is garbage, and the body with it.
 unsafe extern "C" fn drop_body(_env: Env, data: *mut c_void, _hint: *mut c_void) {
-    drop(Box::from_raw(data.cast::<Body>()));
+    finalizer(|| {
+        // SAFETY: `data` is the Box that create() gave to this external alone, and Node
+        // calls an external's finalizer once.
+        drop(unsafe { Box::from_raw(data.cast::<Body>()) });
+    });
 }
 
-unsafe fn body<'a>(env: Env, value: Value) -> Option<&'a mut Body> {
-    let mut data = ptr::null_mut();
-    if type_of(env, value) != sys::ValueType::napi_external
-        || !ok(sys::napi_get_value_external(env, value, &mut data))
-        || data.is_null()
-    {
-        return None;
+/// The `Body` behind a tagged external, or a TypeError for any other value.
+///
+/// # Safety
+/// `env` must be the running callback's. The reference must not outlive the callback.
+unsafe fn body<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut Body> {
+    let not_a_body = || type_error(format!("{call}: not a body"));
+    // SAFETY: valid env and value.
+    if unsafe { type_of(env, value)? } != sys::ValueType::napi_external {
+        return Err(not_a_body());
     }
-    Some(&mut *data.cast::<Body>())
+    let mut tagged = false;
+    // SAFETY: valid env, an external value, a static tag; `tagged` outlives the call.
+    check(unsafe { sys::napi_check_object_type_tag(env, value, &BODY_TAG, &mut tagged) })?;
+    if !tagged {
+        return Err(not_a_body());
+    }
+    let mut data = ptr::null_mut();
+    // SAFETY: an external; `data` outlives the call.
+    check(unsafe { sys::napi_get_value_external(env, value, &mut data) })?;
+    if data.is_null() {
+        return Err(not_a_body());
+    }
+    // SAFETY: only create() tags externals with BODY_TAG, and their data is a live
+    // Box<Body> until the external's finalizer, which cannot run while JS holds `value`.
+    // JS is single-threaded and none runs during this callback, so this is the only
+    // reference.
+    Ok(unsafe { &mut *data.cast::<Body>() })
 }
 
+/// A length from JS, where a negative number means "none".
 fn length_option(n: f64) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
 }
@@ -32,233 +64,267 @@ fn length_option(n: f64) -> Option<u64> {
 /// create(contentLength, limit, maxPreallocated, contentEncoding, decode): the JS side
 /// has validated and parsed the options; a negative contentLength means unknown.
 pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [length, limit, max_preallocated, encoding, decode] = args::<5>(env, info);
-        let (Some(length), Some(limit), Some(max_preallocated)) = (
-            get_f64(env, length),
-            get_f64(env, limit),
-            get_f64(env, max_preallocated),
-        ) else {
-            return throw_type_error(env, "create(contentLength, limit, maxPreallocated)");
-        };
-        let options = BodyOptions {
-            content_length: length_option(length),
-            limit: limit.max(0.0) as u64,
-            max_preallocated: max_preallocated.max(0.0) as u64,
-            content_encoding: get_string(env, encoding),
-            // Anything but `false` (an omitted argument included) decodes.
-            decode: get_bool(env, decode) != Some(false),
-        };
-        let body = Box::into_raw(Box::new(Body::new(&options)));
-        let mut result = ptr::null_mut();
-        if !ok(sys::napi_create_external(
-            env,
-            body.cast(),
-            Some(drop_body),
-            ptr::null_mut(),
-            &mut result,
-        )) {
-            drop(Box::from_raw(body));
-            return throw_error(env, "ERR_UWS_BODY_INTERNAL", "cannot create body");
-        }
-        result
-    })
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [length, limit, max_preallocated, encoding, decode] = args::<5>(env, info)?;
+            let (Some(length), Some(limit), Some(max_preallocated)) = (
+                get_f64(env, length)?,
+                get_f64(env, limit)?,
+                get_f64(env, max_preallocated)?,
+            ) else {
+                return Err(type_error(
+                    "create(contentLength, limit, maxPreallocated): numbers",
+                ));
+            };
+            let options = BodyOptions {
+                content_length: length_option(length),
+                // `as` saturates: NaN is 0, Infinity is u64::MAX.
+                limit: limit.max(0.0) as u64,
+                max_preallocated: max_preallocated.max(0.0) as u64,
+                content_encoding: get_string(env, encoding)?,
+                // Anything but `false` (an omitted argument included) decodes.
+                decode: get_bool(env, decode)? != Some(false),
+            };
+            let body = Box::into_raw(Box::new(Body::new(&options)));
+            let mut result = ptr::null_mut();
+            let status = sys::napi_create_external(
+                env,
+                body.cast(),
+                Some(drop_body),
+                ptr::null_mut(),
+                &mut result,
+            );
+            if status != sys::Status::napi_ok {
+                // No external exists, so no finalizer will run: the body is still ours.
+                drop(Box::from_raw(body));
+                return Err(Thrown::Status(status));
+            }
+            // From here the external owns the body: on failure its finalizer frees it.
+            check(sys::napi_type_tag_object(env, result, &BODY_TAG))?;
+            Ok(result)
+        })
+    }
 }
 
-fn misuse(env: Env, call: &str, misuse: Misuse) -> Value {
+fn misuse(call: &str, misuse: Misuse) -> Thrown {
     let after = match misuse {
         Misuse::AfterFinish => "finish()",
         Misuse::AfterAbort => "abort()",
     };
-    let message = format!("BodyAccumulator: {call}() after {after}");
-    unsafe { throw_error(env, "ERR_BODY_STATE", &message) }
+    Thrown::Error {
+        code: "ERR_BODY_STATE",
+        message: format!("BodyAccumulator: {call}() after {after}"),
+    }
 }
 
-/// push(body, chunk) -> boolean
+/// push(body, chunk) -> true | false (the body failed: see error()) | null (not a chunk
+/// this function reads; lib/chunk.js says why, so both tiers throw the same TypeError)
 pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [handle, chunk] = args::<2>(env, info);
-        let Some(body) = body(env, handle) else {
-            return throw_type_error(env, "push: not a body");
-        };
-        let bytes = match get_bytes(env, chunk) {
-            Bytes::Slice(bytes) => bytes,
-            Bytes::Detached => {
-                return throw_type_error(
-                    env,
-                    "BodyAccumulator.push: the ArrayBuffer is detached (uWS neuters it when \
-                     onData returns: push it inside the callback)",
-                )
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle, chunk] = args::<2>(env, info)?;
+            let body = body(env, handle, "push")?;
+            let bytes = match get_chunk(env, chunk)? {
+                Chunk::Bytes(bytes) => bytes,
+                Chunk::Refused => return null(env),
+            };
+            match body.push(bytes) {
+                Ok(accepted) => boolean(env, accepted),
+                Err(m) => Err(misuse("push", m)),
             }
-            Bytes::NotBinary => {
-                return throw_type_error(
-                    env,
-                    "BodyAccumulator.push: chunk must be an ArrayBuffer or ArrayBufferView",
-                )
-            }
-        };
-        match body.push(bytes) {
-            Ok(accepted) => boolean(env, accepted),
-            Err(m) => misuse(env, "push", m),
-        }
-    })
+        })
+    }
 }
 
 /// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
 pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [handle] = args::<1>(env, info);
-        let Some(body) = body(env, handle) else {
-            return throw_type_error(env, "finish: not a body");
-        };
-        match body.finish() {
-            Ok(block) if block.is_empty() => null(env),
-            Ok(block) => into_buffer(env, block).unwrap_or_else(|| {
-                throw_error(env, "ERR_UWS_BODY_INTERNAL", "cannot create Buffer")
-            }),
-            Err(FinishError::Body(_)) => boolean(env, false),
-            Err(FinishError::Misuse(m)) => misuse(env, "finish", m),
-        }
-    })
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            match body(env, handle, "finish")?.finish() {
+                Ok(block) if block.is_empty() => null(env),
+                Ok(block) => into_buffer(env, block),
+                Err(FinishError::Body(_)) => boolean(env, false),
+                Err(FinishError::Misuse(m)) => Err(misuse("finish", m)),
+            }
+        })
+    }
 }
 
 /// finishString(body, encoding) -> string | false (the body failed: see error()).
 /// encoding: 0 utf8, 1 latin1, 2 utf16le. The string is built straight from the body's
 /// memory, which then goes back to the pool: no Buffer is ever made.
 pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [handle, encoding] = args::<2>(env, info);
-        let Some(body) = body(env, handle) else {
-            return throw_type_error(env, "finishString: not a body");
-        };
-        let block = match body.finish() {
-            Ok(block) => block,
-            Err(FinishError::Body(_)) => return boolean(env, false),
-            Err(FinishError::Misuse(m)) => return misuse(env, "finishString", m),
-        };
-        let bytes = block.as_slice();
-        let mut result = ptr::null_mut();
-        let status = match get_f64(env, encoding).unwrap_or(0.0) as u32 {
-            1 => sys::napi_create_string_latin1(
-                env,
-                bytes.as_ptr().cast(),
-                bytes.len() as isize,
-                &mut result,
-            ),
-            2 => {
-                // The block comes from the allocator, so it is aligned for u16; an odd
-                // trailing byte is dropped, as Buffer.toString('utf16le') does.
-                let units: &[u16] = if bytes.len() < 2 {
-                    &[]
-                } else {
-                    std::slice::from_raw_parts(bytes.as_ptr().cast::<u16>(), bytes.len() / 2)
-                };
-                sys::napi_create_string_utf16(
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle, encoding] = args::<2>(env, info)?;
+            let body = body(env, handle, "finishString")?;
+            let encoding = get_f64(env, encoding)?.unwrap_or(0.0);
+            let block = match body.finish() {
+                Ok(block) => block,
+                Err(FinishError::Body(_)) => return boolean(env, false),
+                Err(FinishError::Misuse(m)) => return Err(misuse("finishString", m)),
+            };
+            let bytes = block.as_slice();
+            let mut result = ptr::null_mut();
+            let status = match encoding as u32 {
+                1 => sys::napi_create_string_latin1(
                     env,
-                    units.as_ptr(),
-                    units.len() as isize,
+                    bytes.as_ptr().cast(),
+                    bytes.len() as isize,
                     &mut result,
-                )
+                ),
+                2 => {
+                    let units = utf16_units(bytes)?;
+                    sys::napi_create_string_utf16(
+                        env,
+                        units.as_ptr(),
+                        units.len() as isize,
+                        &mut result,
+                    )
+                }
+                _ => sys::napi_create_string_utf8(
+                    env,
+                    bytes.as_ptr().cast(),
+                    bytes.len() as isize,
+                    &mut result,
+                ),
+            };
+            if status != sys::Status::napi_ok {
+                return Err(Thrown::Error {
+                    code: "ERR_STRING_TOO_LONG",
+                    message: "BodyAccumulator.finishString: the body is too large for a JS string"
+                        .into(),
+                });
             }
-            _ => sys::napi_create_string_utf8(
-                env,
-                bytes.as_ptr().cast(),
-                bytes.len() as isize,
-                &mut result,
-            ),
-        };
-        if !ok(status) {
-            return throw_error(
-                env,
-                "ERR_STRING_TOO_LONG",
-                "BodyAccumulator.finishString: the body is too large for a JS string",
-            );
-        }
-        result
-    })
+            Ok(result)
+        })
+    }
+}
+
+/// The body as UTF-16 code units (little-endian, as Buffer.toString('utf16le') reads it;
+/// an odd trailing byte is dropped, as there). Borrowed in place when the memory is
+/// aligned for u16 on a little-endian machine, which allocators give in practice;
+/// otherwise converted into a new allocation.
+fn utf16_units(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u16]>> {
+    let bytes = &bytes[..bytes.len() & !1];
+    if cfg!(target_endian = "little") && bytes.as_ptr().align_offset(2) == 0 {
+        // SAFETY: the pointer is aligned for u16, the length is even, and every bit
+        // pattern is a valid u16; the slice borrows `bytes` and lives no longer.
+        return Ok(std::borrow::Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(bytes.as_ptr().cast::<u16>(), bytes.len() / 2)
+        }));
+    }
+    let mut units = Vec::new();
+    units
+        .try_reserve_exact(bytes.len() / 2)
+        .map_err(|_| Thrown::Error {
+            code: "ERR_BODY_OUT_OF_MEMORY",
+            message: "BodyAccumulator.finishString: no memory to convert the body".into(),
+        })?;
+    units.extend(
+        bytes
+            .chunks_exact(2)
+            .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
+    );
+    Ok(std::borrow::Cow::Owned(units))
 }
 
 /// abort(body)
 pub unsafe extern "C" fn abort(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [handle] = args::<1>(env, info);
-        if let Some(body) = body(env, handle) {
-            body.abort();
-        }
-        null(env)
-    })
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            body(env, handle, "abort")?.abort();
+            null(env)
+        })
+    }
 }
 
 /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
 pub unsafe extern "C" fn error(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [handle] = args::<1>(env, info);
-        match body(env, handle).and_then(|b| b.error().cloned()) {
-            Some(e) => error_object(env, &e),
-            None => null(env),
-        }
-    })
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            match body(env, handle, "error")?.error() {
+                Some(e) => error_object(env, e),
+                None => null(env),
+            }
+        })
+    }
 }
 
-unsafe fn error_object(env: Env, e: &BodyError) -> Value {
-    let o = object(env);
-    // Status, type and message come from lib/errors.js's table, keyed by code, so that
-    // errors of the JS tier and of this one cannot drift apart.
-    set(env, o, "code", string(env, e.code()));
-    let put = |key: &str, n: Option<u64>| {
-        if let Some(n) = n {
-            set(env, o, key, number(env, n as f64));
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
+    // SAFETY: the caller's env, for every call below.
+    unsafe {
+        let o = object(env)?;
+        // Status, type and message come from lib/errors.js's table, keyed by code, so that
+        // errors of the JS tier and of this one cannot drift apart.
+        set(env, o, "code", string(env, e.code())?)?;
+        let put = |key: &str, n: Option<u64>| match n {
+            Some(n) => set(env, o, key, number(env, n as f64)?),
+            None => Ok(()),
+        };
+        match e {
+            BodyError::TooLarge {
+                limit,
+                length,
+                received,
+            } => {
+                put("limit", Some(*limit))?;
+                put("length", *length)?;
+                put("expected", *length)?;
+                put("received", Some(*received))?;
+            }
+            BodyError::LengthMismatch { expected, received } => {
+                put("length", Some(*expected))?;
+                put("expected", Some(*expected))?;
+                put("received", Some(*received))?;
+            }
+            BodyError::Aborted { expected, received } => {
+                put("length", *expected)?;
+                put("expected", *expected)?;
+                put("received", Some(*received))?;
+            }
+            BodyError::EncodingUnsupported { encoding } => {
+                set(env, o, "encoding", string(env, encoding)?)?;
+            }
+            BodyError::EncodingInvalid { encoding, reason } => {
+                set(env, o, "encoding", string(env, encoding)?)?;
+                set(env, o, "reason", string(env, reason.name())?)?;
+            }
+            BodyError::OutOfMemory { .. } => {}
         }
-    };
-    match e {
-        BodyError::TooLarge {
-            limit,
-            length,
-            received,
-        } => {
-            put("limit", Some(*limit));
-            put("length", *length);
-            put("expected", *length);
-            put("received", Some(*received));
-        }
-        BodyError::LengthMismatch { expected, received } => {
-            put("length", Some(*expected));
-            put("expected", Some(*expected));
-            put("received", Some(*received));
-        }
-        BodyError::Aborted { expected, received } => {
-            put("length", *expected);
-            put("expected", *expected);
-            put("received", Some(*received));
-        }
-        BodyError::EncodingUnsupported { encoding } => {
-            set(env, o, "encoding", string(env, encoding));
-        }
-        BodyError::EncodingInvalid { encoding, reason } => {
-            set(env, o, "encoding", string(env, encoding));
-            set(env, o, "reason", string(env, reason.name()));
-        }
+        Ok(o)
     }
-    o
 }
 
 /// sizes(body) -> [received, length, capacity]
 pub unsafe extern "C" fn sizes(env: Env, info: sys::napi_callback_info) -> Value {
-    guard(env, || {
-        let [handle] = args::<1>(env, info);
-        let Some(body) = body(env, handle) else {
-            return throw_type_error(env, "sizes: not a body");
-        };
-        let mut array = ptr::null_mut();
-        sys::napi_create_array_with_length(env, 3, &mut array);
-        let values = [
-            body.received() as f64,
-            body.length() as f64,
-            body.capacity() as f64,
-        ];
-        for (i, v) in values.into_iter().enumerate() {
-            sys::napi_set_element(env, array, i as u32, number(env, v));
-        }
-        array
-    })
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let body = body(env, handle, "sizes")?;
+            let mut array = ptr::null_mut();
+            check(sys::napi_create_array_with_length(env, 3, &mut array))?;
+            let values = [
+                body.received() as f64,
+                body.length() as f64,
+                body.capacity() as f64,
+            ];
+            for (i, v) in values.into_iter().enumerate() {
+                check(sys::napi_set_element(env, array, i as u32, number(env, v)?))?;
+            }
+            Ok(array)
+        })
+    }
 }

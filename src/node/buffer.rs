@@ -1,69 +1,59 @@
-//! Handing a body's memory to JS as a Buffer without copying it, and getting it back:
-//! from V8's finalizer once the Buffer is garbage, or at once through `release()`.
+//! Handing a body's memory to JS as a Buffer without copying it. The memory comes back
+//! to the pool only through V8's finalizer, once the Buffer is garbage: that is the one
+//! moment when neither JS nor Node's own asynchronous work (zlib, fs, sockets, which hold
+//! raw pointers and keep the Buffer object alive while they run) can still read it. There
+//! is deliberately no way to return it earlier.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::Mutex;
 
 use napi::sys;
 
-use super::raw::{ok, Env, Value};
+use super::raw::{check, finalizer, Env, Result, Thrown, Value};
 use crate::core::Block;
 
-/// A block lent to a JS Buffer. The finalizer owns this box; `release()` may take the
-/// block out earlier, after detaching every JS view of it.
-struct Lent {
-    block: Mutex<Option<Block>>,
-}
-
-/// Buffers lent and not yet finalized, by data address, so `release()` can recognise
-/// ours. Every worker thread shares it (one process, one pool).
-static LENT: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
-
-fn lent_insert(data: usize, lent: *mut Lent) {
-    if let Ok(mut map) = LENT.lock() {
-        map.get_or_insert_with(HashMap::new)
-            .insert(data, lent as usize);
-    }
-}
-
-fn lent_remove(data: usize) -> Option<*mut Lent> {
-    let mut map = LENT.lock().ok()?;
-    map.as_mut()?.remove(&data).map(|p| p as *mut Lent)
-}
-
-/// Wraps `block` in a Buffer that owns it. `None` only if N-API refused both ways of
-/// making a Buffer.
-pub unsafe fn into_buffer(env: Env, mut block: Block) -> Option<Value> {
+/// Wraps `block` in a Buffer that owns it.
+///
+/// # Safety
+/// `env` must be a live env on its own thread.
+pub unsafe fn into_buffer(env: Env, mut block: Block) -> Result<Value> {
     let data = block.as_mut_ptr().cast::<c_void>();
     let len = block.len();
-    let lent = Box::into_raw(Box::new(Lent {
-        block: Mutex::new(Some(block)),
-    }));
+    let owner = Box::into_raw(Box::new(block));
     let mut result = ptr::null_mut();
-    let status =
-        sys::napi_create_external_buffer(env, len, data, Some(finalize), lent.cast(), &mut result);
-    if ok(status) {
-        lent_insert(data as usize, lent);
-        nudge_young_gc(env);
-        return Some(result);
+    // SAFETY: `data` points at `len` initialized bytes owned by `*owner`, which lives
+    // until `drop_block` frees it; moving the Box does not move the bytes.
+    let status = unsafe {
+        sys::napi_create_external_buffer(
+            env,
+            len,
+            data,
+            Some(drop_block),
+            owner.cast(),
+            &mut result,
+        )
+    };
+    if status == sys::Status::napi_ok {
+        // SAFETY: valid env.
+        unsafe { nudge_young_gc(env) };
+        return Ok(result);
     }
-    // The runtime forbids external buffers (Electron, V8 sandbox): this is the one path
-    // that copies a body twice, because there is no other way to give JS the bytes.
-    let lent = Box::from_raw(lent);
+    if status != sys::Status::napi_no_external_buffers_allowed {
+        // Node took the block and has run, or will run, `drop_block` (a body over
+        // buffer.constants.MAX_LENGTH gets here: Node frees it and throws). Touching
+        // `owner` again would free it twice.
+        return Err(Thrown::Status(status));
+    }
+    // The runtime forbids external buffers (Electron, V8 sandbox) and did not take the
+    // block: this is the one path that copies a body twice, because there is no other
+    // way to give JS the bytes.
+    // SAFETY: Node refused the block before taking it, so `owner` is still ours alone.
+    let block = unsafe { Box::from_raw(owner) };
     let mut copy_data = ptr::null_mut();
-    ok(sys::napi_create_buffer_copy(
-        env,
-        len,
-        data,
-        &mut copy_data,
-        &mut result,
-    ))
-    .then(|| {
-        drop(lent);
-        result
-    })
+    // SAFETY: `block` holds `len` initialized bytes at `data` for the whole call.
+    check(unsafe { sys::napi_create_buffer_copy(env, len, data, &mut copy_data, &mut result) })?;
+    drop(block);
+    Ok(result)
 }
 
 /// V8 collects young ArrayBuffers in a cheap scavenge, but it only *starts* one for their
@@ -75,64 +65,23 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Option<Value> {
 /// only then. A 1-byte ArrayBuffer (~0.1 us) passes there and lets V8 see the young bytes.
 /// Measured (2000 x 1 MB bodies, one process): 24 mark-compacts and 222 ms without, 64
 /// scavenges, no mark-compact and 97-156 ms with (the JS tier: 164-192 ms in the same
-/// runs). If V8 drops that
-/// heuristic, this costs 0.1 us and changes nothing else.
+/// runs). If V8 drops that heuristic, this costs 0.1 us and changes nothing else.
+///
+/// # Safety
+/// `env` must be a live env on its own thread.
 unsafe fn nudge_young_gc(env: Env) {
     let mut data = ptr::null_mut();
     let mut nudge = ptr::null_mut();
-    sys::napi_create_arraybuffer(env, 1, &mut data, &mut nudge);
+    // SAFETY: valid env and out-pointers. Its status is ignored on purpose: the nudge is
+    // a hint to the GC, and the Buffer already exists whether it worked or not.
+    let _ = unsafe { sys::napi_create_arraybuffer(env, 1, &mut data, &mut nudge) };
 }
 
-unsafe extern "C" fn finalize(_env: Env, data: *mut c_void, hint: *mut c_void) {
-    let lent = hint.cast::<Lent>();
-    // Remove the entry only if it is still this Buffer's: after release() the address may
-    // already belong to a newer Buffer built on the recycled block.
-    if let Ok(mut map) = LENT.lock() {
-        if let Some(map) = map.as_mut() {
-            if map.get(&(data as usize)) == Some(&(lent as usize)) {
-                map.remove(&(data as usize));
-            }
-        }
-    }
-    drop(Box::from_raw(lent));
-}
-
-/// release(buffer) -> boolean: detaches a Buffer that finish() returned and recycles its
-/// memory at once. false (and nothing done) for any other value.
-pub unsafe extern "C" fn release(env: Env, info: sys::napi_callback_info) -> Value {
-    super::raw::guard(env, || {
-        let [value] = super::raw::args::<1>(env, info);
-        let mut is_buffer = false;
-        sys::napi_is_buffer(env, value, &mut is_buffer);
-        if !is_buffer {
-            return super::raw::boolean(env, false);
-        }
-        let (mut kind, mut len, mut offset) = (0, 0usize, 0usize);
-        let mut data = ptr::null_mut();
-        let mut array_buffer = ptr::null_mut();
-        if !ok(sys::napi_get_typedarray_info(
-            env,
-            value,
-            &mut kind,
-            &mut len,
-            &mut data,
-            &mut array_buffer,
-            &mut offset,
-        )) || offset != 0
-        {
-            return super::raw::boolean(env, false);
-        }
-        let Some(lent) = lent_remove(data as usize) else {
-            return super::raw::boolean(env, false);
-        };
-        // Detach first: from here no JS view (the Buffer, its subarrays) can read the
-        // memory, so handing it to the next body cannot leak one body into another.
-        if !ok(sys::napi_detach_arraybuffer(env, array_buffer)) {
-            lent_insert(data as usize, lent);
-            return super::raw::boolean(env, false);
-        }
-        let block = (*lent).block.lock().ok().and_then(|mut b| b.take());
-        drop(block);
-        super::raw::boolean(env, true)
-    })
+/// The external Buffer's finalizer: the Buffer is garbage, its block goes to the pool.
+unsafe extern "C" fn drop_block(_env: Env, _data: *mut c_void, hint: *mut c_void) {
+    finalizer(|| {
+        // SAFETY: `hint` is the Box that into_buffer gave to this Buffer alone, and Node
+        // calls a Buffer's finalizer once.
+        drop(unsafe { Box::from_raw(hint.cast::<Block>()) });
+    });
 }

@@ -3,21 +3,25 @@
 mod body;
 mod buffer;
 mod raw;
-mod testing;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use raw::{export, number, object, set};
+use raw::{callback, export, get_f64, number, object, set, type_error};
 
 unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) -> raw::Value {
-    let s = crate::core::stats();
-    let o = object(env);
-    set(env, o, "bytesInUse", number(env, s.bytes_in_use as f64));
-    set(env, o, "blocksInUse", number(env, s.blocks_in_use as f64));
-    set(env, o, "bytesPooled", number(env, s.bytes_pooled as f64));
-    set(env, o, "poolLimit", number(env, s.pool_limit as f64));
-    o
+    // SAFETY: Node's env for this call.
+    unsafe {
+        callback(env, || {
+            let s = crate::core::stats();
+            let o = object(env)?;
+            set(env, o, "bytesInUse", number(env, s.bytes_in_use as f64)?)?;
+            set(env, o, "blocksInUse", number(env, s.blocks_in_use as f64)?)?;
+            set(env, o, "bytesPooled", number(env, s.bytes_pooled as f64)?)?;
+            set(env, o, "poolLimit", number(env, s.pool_limit as f64)?)?;
+            Ok(o)
+        })
+    }
 }
 
 /// setPoolLimit(bytes)
@@ -25,16 +29,21 @@ unsafe extern "C" fn set_pool_limit(
     env: raw::Env,
     info: napi::sys::napi_callback_info,
 ) -> raw::Value {
-    let [bytes] = raw::args::<1>(env, info);
-    match raw::get_f64(env, bytes).filter(|b| *b >= 0.0) {
-        Some(b) => {
-            crate::core::pool::set_limit(b as u64);
-            raw::null(env)
-        }
-        None => raw::throw_type_error(
-            env,
-            "setPoolLimit(bytes): bytes must be a non-negative number",
-        ),
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [bytes] = raw::args::<1>(env, info)?;
+            match get_f64(env, bytes)?.filter(|b| *b >= 0.0) {
+                Some(b) => {
+                    // `as` saturates: Infinity is u64::MAX.
+                    crate::core::pool::set_limit(b as u64);
+                    raw::null(env)
+                }
+                None => Err(type_error(
+                    "setPoolLimit(bytes): bytes must be a non-negative number",
+                )),
+            }
+        })
     }
 }
 
@@ -42,18 +51,24 @@ unsafe extern "C" fn set_pool_limit(
 pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
-    unsafe {
-        export(env, exports, "create", Some(body::create));
-        export(env, exports, "push", Some(body::push));
-        export(env, exports, "finish", Some(body::finish));
-        export(env, exports, "abort", Some(body::abort));
-        export(env, exports, "error", Some(body::error));
-        export(env, exports, "sizes", Some(body::sizes));
-        export(env, exports, "finishString", Some(body::finish_string));
-        export(env, exports, "release", Some(buffer::release));
-        export(env, exports, "stats", Some(stats));
-        export(env, exports, "setPoolLimit", Some(set_pool_limit));
-        export(env, exports, "zstdCompress", Some(testing::zstd_compress));
+    let functions: [(
+        &str,
+        unsafe extern "C" fn(raw::Env, napi::sys::napi_callback_info) -> raw::Value,
+    ); 9] = [
+        ("create", body::create),
+        ("push", body::push),
+        ("finish", body::finish),
+        ("abort", body::abort),
+        ("error", body::error),
+        ("sizes", body::sizes),
+        ("finishString", body::finish_string),
+        ("stats", stats),
+        ("setPoolLimit", set_pool_limit),
+    ];
+    for (name, function) in functions {
+        // SAFETY: the env and exports object Node passed to module init.
+        unsafe { export(env, exports, name, function) }
+            .map_err(|_| Error::from_reason(format!("uws-body: cannot export {name}")))?;
     }
     Ok(())
 }

@@ -1,7 +1,11 @@
-//! Thin helpers over raw N-API. The hot functions are plain N-API callbacks rather than
-//! `#[napi]` items: per perf-findings a hand-written callback costs ~40 ns a call, a
-//! `#[napi]` function ~140 ns and a class method ~330 ns, and a body makes one call per
-//! chunk.
+//! Thin, checked helpers over raw N-API. The hot functions are plain N-API callbacks
+//! rather than `#[napi]` items: a hand-written callback costs ~40 ns a call, a `#[napi]`
+//! function ~140 ns and a class method ~330 ns, and a body makes one call per chunk.
+//!
+//! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
+//! here trusts an argument: each N-API status that matters is checked through `check`, and
+//! every callback runs inside `callback`, which turns a failure or a panic into a JS
+//! exception instead of undefined behaviour or an unwind into Node.
 
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,140 +16,274 @@ use napi::sys;
 pub type Env = sys::napi_env;
 pub type Value = sys::napi_value;
 
-pub fn ok(status: sys::napi_status) -> bool {
-    status == sys::Status::napi_ok
+/// Why a callback produced no value; `callback` throws it.
+#[derive(Debug)]
+pub enum Thrown {
+    /// The program passed a value the function does not take.
+    Type(String),
+    /// An Error with a stable `code`.
+    Error { code: &'static str, message: String },
+    /// An N-API call failed. A JS exception it left pending is thrown instead.
+    Status(sys::napi_status),
+}
+
+pub type Result<T> = std::result::Result<T, Thrown>;
+
+/// `Ok` for `napi_ok`, the status as an error otherwise.
+pub fn check(status: sys::napi_status) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Thrown::Status(status))
+    }
+}
+
+pub fn type_error(message: impl Into<String>) -> Thrown {
+    Thrown::Type(message.into())
+}
+
+/// Runs the body of an N-API callback. An error becomes a JS exception; a panic becomes
+/// one too (unwinding into Node's C++ frames would abort the process).
+///
+/// # Safety
+/// `env` must be the env Node passed to the running callback.
+pub unsafe fn callback(env: Env, body: impl FnOnce() -> Result<Value>) -> Value {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(thrown)) => {
+            // SAFETY: the caller's env, on the callback's thread.
+            unsafe { throw(env, thrown) }
+        }
+        Err(_) => {
+            let panic = Thrown::Error {
+                code: "ERR_UWS_BODY_INTERNAL",
+                message: "uws-body: internal error (a Rust panic, caught)".into(),
+            };
+            // SAFETY: as above.
+            unsafe { throw(env, panic) }
+        }
+    }
+}
+
+/// Runs a finalizer's body. Node calls finalizers from the GC's second pass and at
+/// environment teardown, where nothing can be thrown: a panic is contained and dropped.
+pub fn finalizer(body: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(body));
+}
+
+/// # Safety
+/// `env` must be a live env on its own thread.
+unsafe fn throw(env: Env, thrown: Thrown) -> Value {
+    let mut pending = false;
+    // SAFETY: valid env; `pending` outlives the call.
+    let status = unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+    // A failed call into V8 may have left its own exception (a RangeError from a
+    // too-large Buffer, say): that one says more than a status number.
+    if status == sys::Status::napi_ok && pending {
+        return ptr::null_mut();
+    }
+    let (code, message) = match thrown {
+        Thrown::Type(message) => {
+            let message = c_string(&message);
+            // SAFETY: valid env and NUL-terminated message; a null code is allowed.
+            unsafe { sys::napi_throw_type_error(env, ptr::null(), message.as_ptr()) };
+            return ptr::null_mut();
+        }
+        Thrown::Error { code, message } => (code, message),
+        Thrown::Status(status) => (
+            "ERR_UWS_BODY_NAPI",
+            format!("uws-body: an N-API call failed (napi_status {status})"),
+        ),
+    };
+    let (code, message) = (c_string(code), c_string(&message));
+    // SAFETY: valid env and NUL-terminated strings.
+    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
+    ptr::null_mut()
+}
+
+/// Interior NULs cannot reach C: they become spaces.
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
 
 /// Reads up to `N` arguments; missing ones are `undefined`.
-pub unsafe fn args<const N: usize>(env: Env, info: sys::napi_callback_info) -> [Value; N] {
+///
+/// # Safety
+/// `env` and `info` must be those of the running callback.
+pub unsafe fn args<const N: usize>(env: Env, info: sys::napi_callback_info) -> Result<[Value; N]> {
     let mut argv = [ptr::null_mut(); N];
     let mut argc = N;
-    sys::napi_get_cb_info(
-        env,
-        info,
-        &mut argc,
-        argv.as_mut_ptr(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-    );
-    argv
+    // SAFETY: argv has room for argc values; Node fills missing ones with undefined.
+    check(unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    })?;
+    Ok(argv)
 }
 
-pub unsafe fn throw_type_error(env: Env, message: &str) -> Value {
-    let message = CString::new(message).unwrap_or_default();
-    sys::napi_throw_type_error(env, ptr::null(), message.as_ptr());
-    ptr::null_mut()
-}
-
-pub unsafe fn throw_error(env: Env, code: &str, message: &str) -> Value {
-    let code = CString::new(code).unwrap_or_default();
-    let message = CString::new(message).unwrap_or_default();
-    sys::napi_throw_error(env, code.as_ptr(), message.as_ptr());
-    ptr::null_mut()
-}
-
-/// Runs a callback body so that a Rust panic becomes a JS exception instead of unwinding
-/// into Node (which would abort the process).
-pub unsafe fn guard(env: Env, body: impl FnOnce() -> Value) -> Value {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(value) => value,
-        Err(_) => throw_error(env, "ERR_UWS_BODY_INTERNAL", "uws-body: internal error"),
-    }
-}
-
-pub unsafe fn number(env: Env, n: f64) -> Value {
-    let mut result = ptr::null_mut();
-    sys::napi_create_double(env, n, &mut result);
-    result
-}
-
-pub unsafe fn boolean(env: Env, b: bool) -> Value {
-    let mut result = ptr::null_mut();
-    sys::napi_get_boolean(env, b, &mut result);
-    result
-}
-
-pub unsafe fn null(env: Env) -> Value {
-    let mut result = ptr::null_mut();
-    sys::napi_get_null(env, &mut result);
-    result
-}
-
-pub unsafe fn string(env: Env, s: &str) -> Value {
-    let mut result = ptr::null_mut();
-    sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut result);
-    result
-}
-
-pub unsafe fn get_f64(env: Env, value: Value) -> Option<f64> {
-    let mut n = 0f64;
-    ok(sys::napi_get_value_double(env, value, &mut n)).then_some(n)
-}
-
-pub unsafe fn get_bool(env: Env, value: Value) -> Option<bool> {
-    let mut b = false;
-    ok(sys::napi_get_value_bool(env, value, &mut b)).then_some(b)
-}
-
-pub unsafe fn type_of(env: Env, value: Value) -> sys::napi_valuetype {
-    let mut t = sys::ValueType::napi_undefined;
-    sys::napi_typeof(env, value, &mut t);
-    t
-}
-
-/// A JS string as Rust, or `None` for anything that is not a string.
-pub unsafe fn get_string(env: Env, value: Value) -> Option<String> {
-    if type_of(env, value) != sys::ValueType::napi_string {
-        return None;
-    }
-    let mut len = 0usize;
-    sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len);
-    let mut bytes = vec![0u8; len + 1];
-    let mut written = 0usize;
-    sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr().cast(), len + 1, &mut written);
-    bytes.truncate(written);
-    String::from_utf8(bytes).ok()
-}
-
-pub unsafe fn object(env: Env) -> Value {
-    let mut result = ptr::null_mut();
-    sys::napi_create_object(env, &mut result);
-    result
-}
-
-pub unsafe fn set(env: Env, object: Value, key: &str, value: Value) {
-    let key = CString::new(key).unwrap_or_default();
-    sys::napi_set_named_property(env, object, key.as_ptr(), value);
-}
-
-/// The bytes of an ArrayBuffer or any ArrayBufferView, borrowed for this call only.
-pub enum Bytes<'a> {
-    Slice(&'a [u8]),
-    Detached,
-    NotBinary,
-}
-
-pub unsafe fn get_bytes<'a>(env: Env, value: Value) -> Bytes<'a> {
-    let mut data: *mut c_void = ptr::null_mut();
-    let mut len = 0usize;
-    let mut is = false;
-    sys::napi_is_arraybuffer(env, value, &mut is);
-    if is {
-        sys::napi_get_arraybuffer_info(env, value, &mut data, &mut len);
-        if len == 0 {
-            let mut detached = false;
-            sys::napi_is_detached_arraybuffer(env, value, &mut detached);
-            if detached {
-                return Bytes::Detached;
-            }
+/// Defines the value-making helpers: each calls one N-API constructor and checks it.
+macro_rules! make {
+    ($(#[$doc:meta] $name:ident($($arg:ident: $ty:ty),*) => $call:ident($($pass:expr),*);)*) => {$(
+        #[$doc]
+        ///
+        /// # Safety
+        /// `env` must be a live env on its own thread.
+        pub unsafe fn $name(env: Env, $($arg: $ty),*) -> Result<Value> {
+            let mut result = ptr::null_mut();
+            // SAFETY: valid env, plain arguments, and an out-pointer that outlives the call.
+            check(unsafe { sys::$call(env, $($pass,)* &mut result) })?;
+            Ok(result)
         }
-    } else {
-        sys::napi_is_typedarray(env, value, &mut is);
-        if is {
-            let mut kind = 0;
-            let mut count = 0usize;
-            let mut offset = 0usize;
-            let mut buffer = ptr::null_mut();
+    )*};
+}
+
+make! {
+    /// A JS number.
+    number(n: f64) => napi_create_double(n);
+    /// A JS boolean.
+    boolean(b: bool) => napi_get_boolean(b);
+    /// `null`.
+    null() => napi_get_null();
+    /// A JS object.
+    object() => napi_create_object();
+    /// A JS string from UTF-8.
+    string(s: &str) => napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize);
+}
+
+/// `object[key] = value`.
+///
+/// # Safety
+/// `env` must be live; `object` and `value` values of it.
+pub unsafe fn set(env: Env, object: Value, key: &str, value: Value) -> Result<()> {
+    let key = c_string(key);
+    // SAFETY: valid env and values; NUL-terminated key.
+    check(unsafe { sys::napi_set_named_property(env, object, key.as_ptr(), value) })
+}
+
+/// # Safety
+/// `env` must be live and `value` a value of it.
+pub unsafe fn type_of(env: Env, value: Value) -> Result<sys::napi_valuetype> {
+    let mut t = sys::ValueType::napi_undefined;
+    // SAFETY: valid env and value; `t` outlives the call.
+    check(unsafe { sys::napi_typeof(env, value, &mut t) })?;
+    Ok(t)
+}
+
+/// A JS number as f64; `None` for anything else.
+///
+/// # Safety
+/// `env` must be live and `value` a value of it.
+pub unsafe fn get_f64(env: Env, value: Value) -> Result<Option<f64>> {
+    // SAFETY: as the caller promised.
+    if unsafe { type_of(env, value)? } != sys::ValueType::napi_number {
+        return Ok(None);
+    }
+    let mut n = 0f64;
+    // SAFETY: a number value; `n` outlives the call.
+    check(unsafe { sys::napi_get_value_double(env, value, &mut n) })?;
+    Ok(Some(n))
+}
+
+/// A JS boolean; `None` for anything else.
+///
+/// # Safety
+/// `env` must be live and `value` a value of it.
+pub unsafe fn get_bool(env: Env, value: Value) -> Result<Option<bool>> {
+    // SAFETY: as the caller promised.
+    if unsafe { type_of(env, value)? } != sys::ValueType::napi_boolean {
+        return Ok(None);
+    }
+    let mut b = false;
+    // SAFETY: a boolean value; `b` outlives the call.
+    check(unsafe { sys::napi_get_value_bool(env, value, &mut b) })?;
+    Ok(Some(b))
+}
+
+/// A JS string as Rust; `None` for anything that is not a string.
+///
+/// # Safety
+/// `env` must be live and `value` a value of it.
+pub unsafe fn get_string(env: Env, value: Value) -> Result<Option<String>> {
+    // SAFETY: as the caller promised.
+    if unsafe { type_of(env, value)? } != sys::ValueType::napi_string {
+        return Ok(None);
+    }
+    let mut len = 0usize;
+    // SAFETY: a string value; a null buffer asks for the length only.
+    check(unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) })?;
+    let mut bytes = Vec::<u8>::new();
+    if bytes.try_reserve_exact(len + 1).is_err() {
+        return Err(Thrown::Error {
+            code: "ERR_BODY_OUT_OF_MEMORY",
+            message: "uws-body: no memory for a string argument".into(),
+        });
+    }
+    let mut written = 0usize;
+    // SAFETY: `bytes` has capacity for len + 1 bytes (N-API writes a trailing NUL) and
+    // `written` reports how many of them hold the string.
+    check(unsafe {
+        sys::napi_get_value_string_utf8(
+            env,
+            value,
+            bytes.as_mut_ptr().cast(),
+            len + 1,
+            &mut written,
+        )
+    })?;
+    // SAFETY: N-API initialized `written` <= len bytes.
+    unsafe { bytes.set_len(written.min(len)) };
+    Ok(String::from_utf8(bytes).ok())
+}
+
+/// Asks one of N-API's `napi_is_*` predicates (a macro: napi-sys declares them as
+/// `extern "C"` items on some targets and as Rust wrappers on others).
+macro_rules! is {
+    ($predicate:ident, $env:expr, $value:expr) => {{
+        let mut result = false;
+        // SAFETY: valid env and value (the enclosing function's contract); `result`
+        // outlives the call.
+        check(unsafe { sys::$predicate($env, $value, &mut result) }).map(|()| result)
+    }};
+}
+
+/// What a chunk argument turned out to be.
+pub enum Chunk<'a> {
+    /// The bytes of a non-shared ArrayBuffer or of a view of one, in bounds.
+    Bytes(&'a [u8]),
+    /// Anything this function will not read: not binary, shared memory (another thread
+    /// may write it while it is copied), detached, a view out of its buffer's bounds, an
+    /// empty view, or a typed array kind this build does not know. lib/chunk.js decides
+    /// what it is: an empty chunk or the TypeError saying why.
+    Refused,
+}
+
+/// The bytes of an ArrayBuffer or an ArrayBufferView, borrowed for this call only.
+///
+/// A slice is formed only over memory that no other thread can write: an ArrayBuffer
+/// that is not shared belongs to this isolate's thread, and nothing runs JS while it is
+/// borrowed. The view's range is checked against its buffer's current length, since a
+/// resizable ArrayBuffer may have shrunk under a DataView.
+///
+/// # Safety
+/// `env` must be live and `value` a value of it; the slice must not outlive the callback.
+pub unsafe fn get_chunk<'a>(env: Env, value: Value) -> Result<Chunk<'a>> {
+    if is!(napi_is_arraybuffer, env, value)? {
+        // SAFETY: a non-shared ArrayBuffer of this env.
+        return unsafe { array_buffer(env, value, 0, None) };
+    }
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    let len = if is!(napi_is_typedarray, env, value)? {
+        let (mut kind, mut count) = (0, 0usize);
+        // SAFETY: a typed array of this env; every out-pointer outlives the call.
+        check(unsafe {
             sys::napi_get_typedarray_info(
                 env,
                 value,
@@ -154,46 +292,110 @@ pub unsafe fn get_bytes<'a>(env: Env, value: Value) -> Bytes<'a> {
                 &mut data,
                 &mut buffer,
                 &mut offset,
-            );
-            len = count * element_size(kind);
-        } else {
-            sys::napi_is_dataview(env, value, &mut is);
-            if !is {
-                return Bytes::NotBinary;
-            }
-            let mut offset = 0usize;
-            let mut buffer = ptr::null_mut();
-            sys::napi_get_dataview_info(env, value, &mut len, &mut data, &mut buffer, &mut offset);
+            )
+        })?;
+        match element_size(kind).and_then(|size| count.checked_mul(size)) {
+            Some(len) => len,
+            None => return Ok(Chunk::Refused),
         }
-    }
-    if len == 0 || data.is_null() {
-        Bytes::Slice(&[])
+    } else if is!(napi_is_dataview, env, value)? {
+        let mut len = 0usize;
+        // SAFETY: a DataView of this env; every out-pointer outlives the call.
+        check(unsafe {
+            sys::napi_get_dataview_info(env, value, &mut len, &mut data, &mut buffer, &mut offset)
+        })?;
+        len
     } else {
-        Bytes::Slice(std::slice::from_raw_parts(data.cast::<u8>(), len))
+        return Ok(Chunk::Refused);
+    };
+    // A view of a SharedArrayBuffer: its buffer is not an ArrayBuffer to N-API. An empty
+    // view may be detached or outside a resized buffer, which N-API reports as an empty
+    // view too: lib/chunk.js tells them apart (it costs nothing on real chunks).
+    if len == 0 || buffer.is_null() || !is!(napi_is_arraybuffer, env, buffer)? {
+        return Ok(Chunk::Refused);
     }
+    let Some(end) = offset.checked_add(len) else {
+        return Ok(Chunk::Refused);
+    };
+    // SAFETY: `buffer` is a non-shared ArrayBuffer of this env.
+    let chunk = unsafe { array_buffer(env, buffer, offset, Some(end))? };
+    Ok(match chunk {
+        // The view's own pointer must be where its buffer says it starts.
+        Chunk::Bytes(bytes) if bytes.as_ptr() == data.cast_const().cast() => Chunk::Bytes(bytes),
+        _ => Chunk::Refused,
+    })
 }
 
-/// Bytes per element of N-API's typed array kinds (11 is Float16Array, which newer Node
-/// versions report).
-fn element_size(kind: sys::napi_typedarray_type) -> usize {
+/// `buffer[start..end]` (to its end when `end` is `None`), if attached and in bounds.
+///
+/// # Safety
+/// `buffer` must be a non-shared ArrayBuffer of the live `env`.
+unsafe fn array_buffer<'a>(
+    env: Env,
+    buffer: Value,
+    start: usize,
+    end: Option<usize>,
+) -> Result<Chunk<'a>> {
+    let mut detached = false;
+    // SAFETY: an ArrayBuffer value; `detached` outlives the call.
+    check(unsafe { sys::napi_is_detached_arraybuffer(env, buffer, &mut detached) })?;
+    if detached {
+        return Ok(Chunk::Refused);
+    }
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: an attached ArrayBuffer; out-pointers outlive the call.
+    check(unsafe { sys::napi_get_arraybuffer_info(env, buffer, &mut data, &mut len) })?;
+    let end = end.unwrap_or(len);
+    if start > end || end > len {
+        return Ok(Chunk::Refused);
+    }
+    if start == end || data.is_null() {
+        return Ok(Chunk::Bytes(&[]));
+    }
+    // SAFETY: `data` points at `len` bytes of a non-shared ArrayBuffer owned by this
+    // isolate, [start, end) lies within them, and no JS runs while the slice lives.
+    Ok(Chunk::Bytes(unsafe {
+        std::slice::from_raw_parts(data.cast::<u8>().add(start), end - start)
+    }))
+}
+
+/// Bytes per element of N-API's typed array kinds; `None` for a kind this build does not
+/// know (a guess could read past the view).
+fn element_size(kind: sys::napi_typedarray_type) -> Option<usize> {
+    // napi_typedarray_type: int8, uint8, uint8_clamped, int16, uint16, int32, uint32,
+    // float32, float64, bigint64, biguint64, and float16 (11) in newer Node versions.
     match kind {
-        3 | 4 | 11 => 2,
-        5..=7 => 4,
-        8..=10 => 8,
-        _ => 1,
+        0..=2 => Some(1),
+        3 | 4 | 11 => Some(2),
+        5..=7 => Some(4),
+        8..=10 => Some(8),
+        _ => None,
     }
 }
 
 /// Registers `callback` as `exports[name]`.
-pub unsafe fn export(env: Env, exports: Value, name: &str, callback: sys::napi_callback) {
+///
+/// # Safety
+/// `env` must be live and `exports` an object of it.
+pub unsafe fn export(
+    env: Env,
+    exports: Value,
+    name: &str,
+    callback: unsafe extern "C" fn(Env, sys::napi_callback_info) -> Value,
+) -> Result<()> {
     let mut function = ptr::null_mut();
-    sys::napi_create_function(
-        env,
-        name.as_ptr().cast(),
-        name.len() as isize,
-        callback,
-        ptr::null_mut(),
-        &mut function,
-    );
-    set(env, exports, name, function);
+    // SAFETY: the name's bytes and length describe a valid UTF-8 string.
+    check(unsafe {
+        sys::napi_create_function(
+            env,
+            name.as_ptr().cast(),
+            name.len() as isize,
+            Some(callback),
+            ptr::null_mut(),
+            &mut function,
+        )
+    })?;
+    // SAFETY: as the caller promised.
+    unsafe { set(env, exports, name, function) }
 }
