@@ -40,6 +40,7 @@ export type BodyErrorType =
   | 'request.aborted'
   | 'encoding.unsupported'
   | 'encoding.invalid'
+  | 'memory.exhausted'
 
 export type BodyErrorCode =
   | 'ERR_BODY_TOO_LARGE'
@@ -51,12 +52,13 @@ export type BodyErrorCode =
   | 'ERR_BODY_PARAMETERS_TOO_MANY'
   | 'ERR_BODY_DEPTH_EXCEEDED'
   | 'ECONNABORTED'
+  | 'ERR_BODY_OUT_OF_MEMORY'
 
 /** What the client did wrong, with the status to answer. Shaped like raw-body's errors. */
 export class BodyError extends Error {
   name: 'BodyError'
-  status: 400 | 413 | 415
-  statusCode: 400 | 413 | 415
+  status: 400 | 413 | 415 | 503
+  statusCode: 400 | 413 | 415 | 503
   type: BodyErrorType
   code: BodyErrorCode
   expose: true
@@ -85,7 +87,8 @@ export class BodyAccumulator {
   /**
    * Copies the chunk before returning (uWS neuters its ArrayBuffer when onData returns).
    * true while the body is acceptable; false from the first error on.
-   * Throws TypeError for a chunk that is not binary or is detached, Error after finish()/abort().
+   * Throws TypeError for a chunk that is not binary, is detached (or a view outside its
+   * resized buffer), or is shared memory (SharedArrayBuffer); Error after finish()/abort().
    */
   push(chunk: ArrayBuffer | ArrayBufferView): boolean
   /** The whole body, owned by the caller. Throws the body's error, or Error if called twice. */
@@ -138,13 +141,6 @@ export interface Stats {
 }
 
 export function stats(): Stats
-
-/**
- * Gives the memory behind a Buffer returned by finish()/readBody() back to the pool now.
- * The Buffer and every view of its memory are detached (read as empty) first. Returns
- * false and does nothing for any other Buffer (JS-tier bodies, slices, already released).
- */
-export function release(buffer: Buffer): boolean
 
 /** Bounds the bytes the pool keeps idle (default 256 MiB); 0 disables pooling. */
 export function setPoolLimit(bytes: number): void

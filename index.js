@@ -10,16 +10,6 @@ function stats () {
   return native.stats()
 }
 
-/**
- * Gives the memory behind a Buffer from finish()/readBody() back to the pool now, instead
- * of when the GC collects the Buffer. The Buffer (and every view of its memory) is
- * detached first and reads as empty afterwards. Returns false, doing nothing, for any
- * other Buffer (small bodies read in JS, slices, already released).
- */
-function release (buffer) {
-  return native.release(buffer)
-}
-
 /** Bounds the bytes the pool keeps idle for later bodies (default 256 MiB); 0 disables it. */
 function setPoolLimit (bytes) {
   if (typeof bytes !== 'number' || !(bytes >= 0)) throw new TypeError('uws-body: setPoolLimit(bytes) needs a non-negative number')
@@ -31,7 +21,6 @@ module.exports = {
   BodyError,
   readBody,
   readText,
-  release,
   setPoolLimit,
   stats,
   JS_TIER_MAX,

@@ -1,6 +1,8 @@
 'use strict'
+const { constants: { MAX_LENGTH } } = require('node:buffer')
 const native = require('./native')
 const errors = require('./errors')
+const { bytesOf, refusal } = require('./chunk')
 const {
   UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe
 } = require('./options')
@@ -23,6 +25,7 @@ const ABORTED = 2
 const FINISHED = 3
 
 const EMPTY = () => Buffer.alloc(0)
+const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
 // Encodings the native tier decodes itself (codes of src/node/body.rs finish_string).
 const STRING_ENCODINGS = { __proto__: null, utf8: 0, 'utf-8': 0, latin1: 1, binary: 1, utf16le: 2, 'utf-16le': 2, ucs2: 2, 'ucs-2': 2 }
@@ -38,7 +41,9 @@ class BodyAccumulator {
     else if (typeof options !== 'object') {
       throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
     }
-    const limit = parseLimit(options.limit)
+    // A body must fit one Buffer: larger ones are refused as 413 like any other body over
+    // the limit (Node 20: 4 GiB; later versions allow more).
+    const limit = Math.min(parseLimit(options.limit), MAX_LENGTH)
     const maxPreallocated = parseMaxPreallocated(options.maxPreallocated)
     const expected = parseContentLength(options.contentLength)
     const encoding = parseContentEncoding(options.contentEncoding)
@@ -73,11 +78,15 @@ class BodyAccumulator {
    */
   push (chunk) {
     if (this._native !== null) {
-      if (native.push(this._native, chunk)) return true
+      const accepted = native.push(this._native, chunk)
+      if (accepted === true) return true
+      if (accepted === null) return this._pushRefused(chunk)
       return this._checkNative()
     }
+    // The chunk first: a chunk push() cannot read is the program's mistake in any state,
+    // as in the native tier.
+    const bytes = bytesOf(chunk)
     if (this._state !== OPEN) return this._closed()
-    const bytes = asBytes(chunk)
     const received = this._received + bytes.length
     if (this._expected >= 0) {
       if (received > this._expected) return this._fail(errors.lengthMismatch(this._expected, received))
@@ -171,6 +180,16 @@ class BodyAccumulator {
     return this._state === OPEN && this._buf !== null ? this._buf.length : 0
   }
 
+  // The native tier refused the chunk: JS says why (bytesOf throws that TypeError), or
+  // finds it readable after all (an empty view, which N-API cannot tell from a detached
+  // one) and hands it over as bytes it can read.
+  _pushRefused (chunk) {
+    const bytes = bytesOf(chunk)
+    const accepted = native.push(this._native, bytes.length === 0 ? EMPTY_ARRAY_BUFFER : bytes)
+    if (accepted === null) throw refusal(chunk)
+    return accepted || this._checkNative()
+  }
+
   _fail (error) {
     this._state = FAILED
     this._error = error
@@ -210,20 +229,6 @@ class BodyAccumulator {
     }
     return this._error
   }
-}
-
-function asBytes (chunk) {
-  if (chunk instanceof ArrayBuffer) {
-    try {
-      return new Uint8Array(chunk)
-    } catch {
-      throw new TypeError('BodyAccumulator.push: the ArrayBuffer is detached (uWS neuters it when onData returns: push it inside the callback)')
-    }
-  }
-  if (ArrayBuffer.isView(chunk)) {
-    return chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-  }
-  throw new TypeError(`BodyAccumulator.push: chunk must be an ArrayBuffer or ArrayBufferView, got ${describe(chunk)}`)
 }
 
 module.exports = { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX }

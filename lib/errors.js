@@ -29,6 +29,7 @@ const KINDS = {
   ERR_BODY_ENCODING_UNSUPPORTED: [415, 'encoding.unsupported', (f) => `unsupported content encoding "${f.encoding}"`],
   ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
   ECONNABORTED: [400, 'request.aborted', () => 'request aborted'],
+  ERR_BODY_OUT_OF_MEMORY: [503, 'memory.exhausted', () => 'no memory for the request body'],
   // The Express parsers' own errors (lib/parsers), with body-parser's status and type.
   ERR_BODY_CHARSET_UNSUPPORTED: [415, 'charset.unsupported', (f) => `unsupported charset "${f.charset.toUpperCase()}"`],
   ERR_BODY_PARAMETERS_TOO_MANY: [413, 'parameters.too.many', () => 'too many parameters'],
