@@ -8,8 +8,10 @@ const { BodyAccumulator } = require('..')
 const { startServer } = require('./helpers/server')
 const { request, sha256 } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
-const { ENCODERS, header, jsonText, bombs } = require('./helpers/encodings')
+const { ENCODERS, ready, header, jsonText, bombs } = require('./helpers/encodings')
 const { random } = require('./helpers/random')
+
+test.before(() => ready)
 
 const KIB = 1024
 const MIB = 1024 * KIB

@@ -1,15 +1,15 @@
 'use strict'
-// Encoders for the decoding tests: Node's zlib for gzip, deflate and br, and (Node 20 has
-// no zstd) libzstd through the addon's test-only zstdCompress.
+// Encoders for the decoding tests: Node's zlib for gzip, deflate and br, and zstd from
+// ./zstd (await `ready` before encoding zstd).
 const zlib = require('node:zlib')
-const native = require('../../lib/native')
+const { ready, zstdCompress, zstdRepeat } = require('./zstd')
 
 const ENCODERS = {
   gzip: (b) => zlib.gzipSync(b),
   deflate: (b) => zlib.deflateSync(b),
   'deflate (raw)': (b) => zlib.deflateRawSync(b),
   br: (b) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 } }),
-  zstd: (b) => native.zstdCompress(b, 3)
+  zstd: (b) => zstdCompress(b, 3)
 }
 
 /** The content-encoding header for an ENCODERS name. */
@@ -57,9 +57,8 @@ async function makeBombs () {
   })
   const gzip = await compress(zlib.createGzip({ level: 9 }))
   const br = await compress(zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } }))
-  // calloc'd zeros: reading them maps the zero page, so this does not use 1 GiB of RAM.
-  const zstd = native.zstdCompress(Buffer.alloc(GIB), 1)
+  const zstd = zstdRepeat(GIB)
   return { gzip, br, zstd, 'gzip, gzip': zlib.gzipSync(gzip) }
 }
 
-module.exports = { ENCODERS, header, jsonText, bombs, GIB }
+module.exports = { ENCODERS, ready, header, jsonText, bombs, GIB }
