@@ -1,8 +1,9 @@
 'use strict'
-// Loads the addon built by scripts/build.js (npm install runs it).
+// Loads the addon built by scripts/build.js (npm install runs it), or the file named by
+// UWS_BODY_NATIVE_PATH (asan/run.sh points it at the instrumented build).
 const path = require('node:path')
 
-const file = path.join(__dirname, '..', 'uws-body.node')
+const file = process.env.UWS_BODY_NATIVE_PATH || path.join(__dirname, '..', 'uws-body.node')
 let native
 try {
   native = require(file)
