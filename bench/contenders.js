@@ -1,7 +1,7 @@
 'use strict'
 // The ways of reading a body that the benchmarks compare. Each takes the content-length
 // (-1 unknown) and returns { push(ab), finish() -> Buffer }, as a uWS onData loop uses it.
-const { BodyAccumulator, release } = require('..')
+const { BodyAccumulator } = require('..')
 
 const MAX_PREALLOCATED_BODY = 1024 * 1024
 
@@ -43,21 +43,4 @@ function uwsBody (contentLength, limit) {
   }
 }
 
-/**
- * (c+r) uws-body for a caller that is done with the body when it has read it (its
- * length, here) and says so with release(): the memory goes back to the pool at once.
- */
-function uwsBodyReleased (contentLength, limit) {
-  const acc = new BodyAccumulator({ contentLength: contentLength >= 0 ? contentLength : null, limit })
-  return {
-    push (ab) { if (!acc.push(ab)) throw acc.error },
-    finish () {
-      const body = acc.finish()
-      const length = body.length
-      release(body)
-      return { length }
-    }
-  }
-}
-
-module.exports = { copyConcat, seedPrealloc, uwsBody, uwsBodyReleased }
+module.exports = { copyConcat, seedPrealloc, uwsBody }

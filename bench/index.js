@@ -51,8 +51,7 @@ bench/load.js; CPU/req is the server's process.cpuUsage per request (the steadie
 
 Contenders: (a) copy every chunk + Buffer.concat; (b) the seed's JS preallocation
 (allocUnsafe + set up to 1 MiB, (a) with its single-chunk shortcut above); (c) uws-body
-(BodyAccumulator; release() is not called); (c+r) uws-body for a caller that calls
-release() once it has read the body; (d) the floor: one warm memcpy into an existing buffer
+(BodyAccumulator; its memory returns to the pool when V8 collects the Buffer); (d) the floor: one warm memcpy into an existing buffer
 (end to end: counting bytes only).
 
 ![time per body](results.svg)

@@ -2,7 +2,7 @@
 // In-process time per body: push every chunk of a body, get the final Buffer. Contenders
 // run in alternating order in each round; the event loop gets a turn between bodies, as
 // in a server, so GC and external-buffer finalizers are paid inside the timings.
-const { copyConcat, seedPrealloc, uwsBody, uwsBodyReleased } = require('./contenders')
+const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
 const { median, paired, formatTime, formatSize, table, timePerCall } = require('./stats')
 
 const KIB = 1024
@@ -39,7 +39,6 @@ const contenders = {
   a: copyConcat,
   b: seedPrealloc,
   c: uwsBody,
-  r: uwsBodyReleased,
   // (d) the floor: one warm memcpy of the same bytes into a buffer that already exists.
   d: (contentLength, limit, floor) => {
     let offset = 0
@@ -65,7 +64,7 @@ async function run ({ quick = false } = {}) {
   for (const { size, chunk, known } of rows(quick)) {
     const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
     const floor = Buffer.alloc(size)
-    const times = { a: [], b: [], c: [], r: [], d: [] }
+    const times = { a: [], b: [], c: [], d: [] }
     const order = Object.keys(contenders)
     for (let r = 0; r < rounds; r++) {
       const names = r % 2 ? [...order].reverse() : order
@@ -75,11 +74,10 @@ async function run ({ quick = false } = {}) {
     }
     const cb = paired(times.c, times.b)
     const cd = paired(times.c, times.d)
-    const rd = paired(times.r, times.d)
     const row = {
       size, chunks: chunks.length, known,
-      a: median(times.a), b: median(times.b), c: median(times.c), r: median(times.r), d: median(times.d),
-      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, rd: rd.ratio
+      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d),
+      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio
     }
     results.push(row)
     if (!module.parent || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
@@ -89,11 +87,11 @@ async function run ({ quick = false } = {}) {
 
 function formatRow (r) {
   return [formatSize(r.size), r.chunks, r.known ? 'yes' : 'no', formatTime(r.a), formatTime(r.b), formatTime(r.c), formatTime(r.d),
-    r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2), formatTime(r.r), r.rd.toFixed(2)]
+    r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2)]
 }
 
 function render (results) {
-  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', 'c/b', 'c won', 'c/d', '(c+r) uws-body + release()', '(c+r)/d'],
+  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', 'c/b', 'c won', 'c/d'],
     results.map(formatRow))
 }
 
