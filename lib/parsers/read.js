@@ -6,6 +6,7 @@ const typeis = require('type-is')
 const contentType = require('content-type')
 const errors = require('../errors')
 const { sourceOf, isUltimate, readInto, discard } = require('./source')
+const { bindOnce } = require('../async-context')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
 const charsetCache = new Map()
@@ -94,12 +95,14 @@ function createParser (options, spec) {
     }
 
     const headers = req.headers
+    // The callback resumes the application (verify, parse's reviver, next): in the
+    // caller's async context, not that of the uWS or socket callback it is called from.
     readInto(source, req, res, {
       limit: options.limit,
       inflate: options.inflate,
       contentLength: headers['content-length'],
       contentEncoding: headers['content-encoding']
-    }, (error, acc) => {
+    }, bindOnce((error, acc) => {
       if (error) return fail(error)
       // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
       // Buffer), or its Buffer when verify or raw needs one.
@@ -125,7 +128,7 @@ function createParser (options, spec) {
         return fail(asHttpError(thrown, 400, 'entity.parse.failed', body))
       }
       next()
-    })
+    }))
   }
 }
 
