@@ -60,6 +60,19 @@ function asHttpError (thrown, status, type, body) {
   return err
 }
 
+/** body-parser's test: any content-encoding but identity (in any case) is encoded. */
+const isIdentity = (encoding) => !encoding || encoding.toLowerCase() === 'identity'
+
+/** `inflate: false` and an encoded body: body-parser's 415, with its message. */
+function inflateRefused (encoding) {
+  return new errors.BodyError('content encoding unsupported', {
+    code: 'ERR_BODY_ENCODING_UNSUPPORTED',
+    status: 415,
+    type: 'encoding.unsupported',
+    encoding: encoding.toLowerCase()
+  })
+}
+
 /**
  * spec: { charset: false (raw) or a function (charset) -> boolean for the parsers that
  *         restrict it, or true; parse(body, charset): the value of req.body, where body is
@@ -95,6 +108,10 @@ function createParser (options, spec) {
     }
 
     const headers = req.headers
+    if (!options.inflate && !isIdentity(headers['content-encoding'])) {
+      discard(source, req)
+      return fail(inflateRefused(headers['content-encoding']))
+    }
     // The callback resumes the application (verify, parse's reviver, next): in the
     // caller's async context, not that of the uWS or socket callback it is called from.
     readInto(source, req, res, {
