@@ -11,13 +11,17 @@ export interface BodyOptions {
   contentEncoding?: string | null
   /** false refuses every encoded body with 415 (body-parser's `inflate: false`). Default true. */
   inflate?: boolean
-  /** Largest body accepted, in bytes or as '100kb'-style string (body-parser's format). Default '100kb'. */
+  /**
+   * Largest body accepted: bytes, or a string in body-parser's format ('100kb', '1.5mb',
+   * '1000'). Strings bytes.parse would misread (' 10kb ', '1e3') throw TypeError. Default '100kb'.
+   */
   limit?: number | string
   /** Largest buffer allocated before bytes arrive, in bytes. Default 1048576 (1 MiB). */
   maxPreallocated?: number
 }
 
 export interface ReadBodyOptions {
+  /** As BodyOptions.limit. Default '100kb'. */
   limit?: number | string
   maxPreallocated?: number
   /** false refuses encoded bodies with 415. Default true. */
@@ -54,8 +58,13 @@ export type BodyErrorCode =
   | 'ECONNABORTED'
   | 'ERR_BODY_OUT_OF_MEMORY'
 
-/** What the client did wrong, with the status to answer. Shaped like raw-body's errors. */
+/**
+ * What the client did wrong, with the status to answer. Shaped like raw-body's errors.
+ * uws-body makes them (they reject readBody/readText, fill BodyAccumulator's `error`, reach
+ * the parsers' `next`); there is no public constructor. Test for one with `instanceof`.
+ */
 export class BodyError extends Error {
+  private constructor()
   name: 'BodyError'
   status: 400 | 413 | 415 | 503
   statusCode: 400 | 413 | 415 | 503
@@ -122,11 +131,18 @@ export type UwsRequestLike = { getHeader(name: string): string } | Record<string
 
 /**
  * Reads a uWS request body. Call synchronously in the route handler. Resolves with the
- * body or rejects with a BodyError; on abort it sets `res.aborted = true`.
+ * body or rejects with a BodyError (what the client sent or did); on abort it sets
+ * `res.aborted = true`. Continuations and `onAborted` run in the caller's async context.
+ * @throws {TypeError} synchronously, before touching `res`, for the program's mistakes:
+ *   a `res` that is not a uWS HttpResponse, a `req` that is neither an HttpRequest nor a
+ *   headers object, a wrong option type or a limit string such as `' 10kb '`.
  */
 export function readBody(res: UwsResponseLike, req: UwsRequestLike, options?: ReadBodyOptions): Promise<Buffer>
 
-/** readBody for text: resolves with the body decoded as options.encoding (default utf8). */
+/**
+ * readBody for text: resolves with the body decoded as options.encoding (default utf8).
+ * @throws {TypeError} synchronously, as readBody does, and for an unknown encoding.
+ */
 export function readText(res: UwsResponseLike, req: UwsRequestLike, options?: ReadTextOptions): Promise<string>
 
 export interface Stats {
@@ -155,7 +171,7 @@ export type BodyParserMiddleware = (req: any, res: any, next: (err?: unknown) =>
 
 /** body-parser's common options. */
 export interface ParserOptions {
-  /** Largest decoded body, bytes or '100kb'-style. Default '100kb'. */
+  /** Largest decoded body: bytes, or '100kb'-style (see BodyOptions.limit). Default '100kb'. */
   limit?: number | string
   /** false: encoded bodies get 415. Default true (gzip, deflate, br, zstd are decoded). */
   inflate?: boolean
@@ -189,11 +205,14 @@ export interface UrlencodedOptions extends ParserOptions {
   interpretNumericEntities?: boolean
 }
 
+// body-parser 2's rule for all four: a request with no body (no content-length, no
+// transfer-encoding) or of a type the parser does not take leaves req.body undefined.
+
 /** body-parser's json(): req.body is the parsed JSON ({} for an empty body). */
 export function json(options?: JsonOptions): BodyParserMiddleware
-/** body-parser's raw(): req.body is a Buffer. */
+/** body-parser's raw(): req.body is a Buffer (empty for an empty body). */
 export function raw(options?: ParserOptions): BodyParserMiddleware
-/** body-parser's text(): req.body is a string. */
+/** body-parser's text(): req.body is a string ('' for an empty body). */
 export function text(options?: TextOptions): BodyParserMiddleware
-/** body-parser's urlencoded(): req.body is the parsed form. */
+/** body-parser's urlencoded(): req.body is the parsed form ({} for an empty body). */
 export function urlencoded(options?: UrlencodedOptions): BodyParserMiddleware

@@ -135,3 +135,45 @@ test('an unknown framework gets a clear error; bad options are TypeErrors', () =
   assert.throws(() => uwsBody.urlencoded({ extended: true, depth: -1 }), TypeError)
   assert.throws(() => uwsBody.urlencoded({ defaultCharset: 'koi8-r' }), TypeError)
 })
+
+test('a body on GET, DELETE or OPTIONS is read from uWS; once uWS dropped it, a clear 500', async () => {
+  const app = ultimateExpress()
+  const errors = []
+  const later = async (req, res, next) => { await sleep(20); next() }
+  const record = (req, res, next) => uwsBody.json()(req, res, (err) => { if (err) errors.push(err); next(err) })
+  app.all('/now', record, (req, res) => res.json(req.body))
+  app.all('/later', later, record, (req, res) => res.json(req.body))
+  app.use((err, req, res, next) => { res.status(err.status).send(err.code) })
+  const port = await listen(app)
+  const json = { 'content-type': 'application/json' }
+  const send = (method, path, body, options) => request(port, { method, path, headers: json, body: Buffer.from(body), ...options })
+  try {
+    for (const method of ['GET', 'DELETE', 'OPTIONS']) {
+      assert.deepEqual(await send(method, '/now', '{"read":1}'), { status: 200, body: '{"read":1}' })
+      // Bytes that arrive after the handler returned, chunked, in pieces.
+      assert.deepEqual(await send(method, '/now', '{"read":2}', { chunked: true, chunkSize: 3, cuts: [4], pause: 20 }), { status: 200, body: '{"read":2}' })
+      // An async middleware ran first: the handler returned and uWS dropped the bytes.
+      assert.deepEqual(await send(method, '/later', '{"gone":1}'), { status: 500, body: 'ERR_BODY_GONE' })
+    }
+    // POST is read into the request stream by ultimate-express, so nothing is lost.
+    assert.deepEqual(await send('POST', '/later', '{"kept":1}'), { status: 200, body: '{"kept":1}' })
+    // No body: nothing to read, nothing lost.
+    assert.deepEqual(await request(port, { method: 'GET', path: '/later', headers: json, declaredLength: false }), { status: 200, body: '' })
+    assert.equal(errors.length, 3)
+    assert.match(errors[0].message, /body of this GET request is gone.*'body methods'/)
+    assert.equal(errors[0].expose, false)
+  } finally {
+    app.close()
+  }
+  // With the method among 'body methods', ultimate-express keeps the bytes in the stream.
+  const kept = ultimateExpress()
+  kept.set('body methods', ['DELETE'])
+  kept.delete('/later', async (req, res, next) => { await sleep(20); next() }, uwsBody.json(), (req, res) => res.json(req.body))
+  const keptPort = await listen(kept)
+  try {
+    assert.deepEqual(await request(keptPort, { method: 'DELETE', path: '/later', headers: json, body: Buffer.from('{"kept":2}') }), { status: 200, body: '{"kept":2}' })
+  } finally {
+    kept.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})

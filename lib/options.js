@@ -10,6 +10,13 @@ const DEFAULT_MAX_PREALLOCATED = 1024 * 1024
 // of distinct strings covers a whole app.
 const limitCache = new Map()
 
+// The limit strings accepted: a whole number of bytes ('1000', '1000b') or bytes' own
+// format ('100kb', '1.5 MB'). bytes.parse, and so body-parser, reads anything else with
+// parseInt: ' 10kb ' is 10 bytes and '1e3' is 1. Such a string is surely a mistake, so it
+// is a TypeError when the middleware or accumulator is made, not a silent tiny limit;
+// every string accepted means what it means to body-parser.
+const LIMIT_STRING = /^(?:\d+ *b?|\+?\d+(?:\.\d+)? *(?:kb|mb|gb|tb|pb))$/i
+
 function parseLimit (limit) {
   if (limit === undefined || limit === null) return DEFAULT_LIMIT
   if (typeof limit === 'number') {
@@ -17,13 +24,19 @@ function parseLimit (limit) {
   } else if (typeof limit === 'string') {
     let n = limitCache.get(limit)
     if (n === undefined) {
-      n = bytes.parse(limit)
-      if (n === null || !(n >= 0)) throw new TypeError(`uws-body: invalid limit ${JSON.stringify(limit)}`)
+      n = LIMIT_STRING.test(limit) ? bytes.parse(limit) : null
+      if (n === null || !(n >= 0)) throw invalidLimit(limit)
       if (limitCache.size < 256) limitCache.set(limit, n)
     }
     return n
   }
   throw new TypeError(`uws-body: limit must be a number of bytes or a string like '100kb', got ${describe(limit)}`)
+}
+
+function invalidLimit (limit) {
+  const misread = bytes.parse(limit)
+  const why = misread >= 0 ? ` (bytes.parse, and so body-parser, reads it as ${misread})` : ''
+  return new TypeError(`uws-body: invalid limit ${JSON.stringify(limit)}${why}: write a number of bytes or a string like '100kb' or '1.5mb'`)
 }
 
 function parseMaxPreallocated (value) {

@@ -1,6 +1,12 @@
 'use strict'
 const { BodyAccumulator } = require('./accumulator')
 const { describe } = require('./options')
+const { bindOnce } = require('./async-context')
+
+// Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
+// both functions throw them synchronously as TypeErrors, before touching `res`, so they
+// surface at the call site. The returned promise rejects only with a BodyError: what
+// the client sent or did.
 
 /**
  * Reads the body of a uWS request. Call it synchronously inside the route handler:
@@ -29,11 +35,13 @@ function read (res, req, options, finish) {
   if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function') {
     throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpResponse, got ${describe(res)}`)
   }
-  const accumulator = new BodyAccumulator(bodyOptions(req, options))
-  const onAborted = options != null ? options.onAborted : undefined
+  let onAborted = options !== null && typeof options === 'object' ? options.onAborted : undefined
   if (onAborted !== undefined && typeof onAborted !== 'function') {
     throw new TypeError('uws-body: options.onAborted must be a function')
   }
+  const accumulator = new BodyAccumulator(bodyOptions(req, options))
+  // Called from uWS's abort callback: run it in the caller's async context.
+  if (onAborted !== undefined) onAborted = bindOnce(onAborted)
 
   return new Promise((resolve, reject) => {
     let settled = false

@@ -38,16 +38,24 @@ function describeBody (body) {
   return { value: body }
 }
 
+/** The answer, also in an x-body header (URI-encoded), since an answer to HEAD has no body. */
+function answer (res, value) {
+  res.set('x-body', encodeURIComponent(JSON.stringify(value)))
+  res.json(value)
+}
+
 function mount (app, parsers) {
   for (const [name, [kind, options]] of Object.entries(ROUTES)) {
-    const handler = (req, res) => res.json(describeBody(req.body))
-    // /h/…: an error handler that reports status and type; /d/…: the framework's default.
-    app.post(`/h/${name}`, parsers[kind](options), handler)
-    app.post(`/d/${name}`, parsers[kind](options), handler)
+    const handler = (req, res) => answer(res, describeBody(req.body))
+    // /h/…: an error handler that reports status, type and message; /d/…: the
+    // framework's default. Every method, since a body may come with any.
+    app.all(`/h/${name}`, parsers[kind](options), handler)
+    app.all(`/d/${name}`, parsers[kind](options), handler)
   }
   app.use((err, req, res, next) => {
     if (!req.path.startsWith('/h/')) return next(err)
-    res.status(err.status || 500).json({ error: { status: err.status, type: err.type } })
+    res.status(err.status || 500)
+    answer(res, { error: { status: err.status, type: err.type, message: err.message } })
   })
 }
 

@@ -36,8 +36,10 @@ function chunkedEncode (body, pieceSize) {
  * then (after `pause`) closes, like a client that gives up. Resolves with
  * { status, body } or { closed: true } when the server hangs up without answering.
  * `path` defaults to /body; `declaredLength: false` sends no content-length at all.
+ * `method` defaults to POST; `withHeaders: true` adds the response's headers (lower-case
+ * names) as `headers`, for HEAD, whose answers carry none of the body.
  */
-function request (port, { path = '/body', body = Buffer.alloc(0), headers = {}, chunked = false, chunkSize = 8192, cuts = [], pause = 0, stopAfter = null, declaredLength = null, timeout = 20000 } = {}) {
+function request (port, { method = 'POST', withHeaders = false, path = '/body', body = Buffer.alloc(0), headers = {}, chunked = false, chunkSize = 8192, cuts = [], pause = 0, stopAfter = null, declaredLength = null, timeout = 20000 } = {}) {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1')
     socket.setNoDelay(true)
@@ -54,13 +56,13 @@ function request (port, { path = '/body', body = Buffer.alloc(0), headers = {}, 
     }
     socket.on('data', (data) => {
       received.push(data)
-      const response = parseResponse(Buffer.concat(received))
+      const response = parseResponse(Buffer.concat(received), method, withHeaders)
       if (response) finish(null, response)
     })
     socket.on('error', () => finish(null, { closed: true }))
-    socket.on('close', () => finish(null, parseResponse(Buffer.concat(received)) || { closed: true }))
+    socket.on('close', () => finish(null, parseResponse(Buffer.concat(received), method, withHeaders) || { closed: true }))
 
-    const head = [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1']
+    const head = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1']
     for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`)
     let payload
     if (chunked) {
@@ -91,15 +93,24 @@ function request (port, { path = '/body', body = Buffer.alloc(0), headers = {}, 
   })
 }
 
-function parseResponse (raw) {
+function parseResponse (raw, method, withHeaders) {
   const end = raw.indexOf('\r\n\r\n')
   if (end < 0) return null
   const head = raw.subarray(0, end).toString('latin1').split('\r\n')
   const status = Number(head[0].split(' ')[1])
   const lengthLine = head.find((l) => /^content-length:/i.test(l))
-  const length = lengthLine ? Number(lengthLine.split(':')[1]) : 0
+  // A HEAD answer's content-length describes the GET answer; no body follows it.
+  const length = lengthLine && method !== 'HEAD' ? Number(lengthLine.split(':')[1]) : 0
   if (raw.length < end + 4 + length) return null
-  return { status, body: raw.subarray(end + 4, end + 4 + length).toString() }
+  const response = { status, body: raw.subarray(end + 4, end + 4 + length).toString() }
+  if (withHeaders) {
+    response.headers = {}
+    for (const line of head.slice(1)) {
+      const colon = line.indexOf(':')
+      response.headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+    }
+  }
+  return response
 }
 
 module.exports = { request, bodyOf, sha256, sleep }

@@ -100,10 +100,23 @@ function firstNonSpace (str) {
   return undefined
 }
 
+// body-parser's message for a top-level value strict refuses is V8's own SyntaxError for
+// its first character, which differs between V8 versions: it is built the same way, by
+// parsing a copy masked with '#' from that character on and putting the text back.
+const MASK = /#+/g
+
 function strictError (str, first) {
-  if (first === undefined) return new SyntaxError('Unexpected end of JSON input')
-  const at = str.indexOf(first)
-  return new SyntaxError(`Unexpected token '${first}' at position ${at}: strict JSON (the default) accepts only an object or an array`)
+  const at = first === undefined ? -1 : str.indexOf(first)
+  const masked = at === -1 ? '' : str.slice(0, at) + '#'.repeat(str.length - at)
+  try {
+    JSON.parse(masked)
+  } catch (err) {
+    const message = err.message.replace(MASK, (run) => str.slice(at, at + run.length))
+    err.stack = err.stack.replace(err.message, message)
+    err.message = message
+    return err
+  }
+  return new SyntaxError('strict violation') // unreachable: the mask is never valid JSON
 }
 
 module.exports = { json, raw, text, urlencoded }

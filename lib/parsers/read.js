@@ -6,6 +6,7 @@ const typeis = require('type-is')
 const contentType = require('content-type')
 const errors = require('../errors')
 const { sourceOf, isUltimate, readInto, discard } = require('./source')
+const { bindOnce } = require('../async-context')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
 const charsetCache = new Map()
@@ -59,6 +60,19 @@ function asHttpError (thrown, status, type, body) {
   return err
 }
 
+/** body-parser's test: any content-encoding but identity (in any case) is encoded. */
+const isIdentity = (encoding) => !encoding || encoding.toLowerCase() === 'identity'
+
+/** `inflate: false` and an encoded body: body-parser's 415, with its message. */
+function inflateRefused (encoding) {
+  return new errors.BodyError('content encoding unsupported', {
+    code: 'ERR_BODY_ENCODING_UNSUPPORTED',
+    status: 415,
+    type: 'encoding.unsupported',
+    encoding: encoding.toLowerCase()
+  })
+}
+
 /**
  * spec: { charset: false (raw) or a function (charset) -> boolean for the parsers that
  *         restrict it, or true; parse(body, charset): the value of req.body, where body is
@@ -94,12 +108,18 @@ function createParser (options, spec) {
     }
 
     const headers = req.headers
+    if (!options.inflate && !isIdentity(headers['content-encoding'])) {
+      discard(source, req)
+      return fail(inflateRefused(headers['content-encoding']))
+    }
+    // The callback resumes the application (verify, parse's reviver, next): in the
+    // caller's async context, not that of the uWS or socket callback it is called from.
     readInto(source, req, res, {
       limit: options.limit,
       inflate: options.inflate,
       contentLength: headers['content-length'],
       contentEncoding: headers['content-encoding']
-    }, (error, acc) => {
+    }, bindOnce((error, acc) => {
       if (error) return fail(error)
       // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
       // Buffer), or its Buffer when verify or raw needs one.
@@ -125,7 +145,7 @@ function createParser (options, spec) {
         return fail(asHttpError(thrown, 400, 'entity.parse.failed', body))
       }
       next()
-    })
+    }))
   }
 }
 

@@ -12,6 +12,16 @@
 //   req.res.aborted / req.res.finished   the connection is gone / answered.
 //   req.bodyRead      the flag ultimate-express's built-in parsers set and check; set
 //                     here too, so mixing both kinds of parser reads a body once.
+//   req.method, req.app.get('body methods')   ultimate-express's rule for which
+//                     requests feed the req stream: POST, PUT, PATCH and the methods
+//                     listed in that setting. For any other method it attaches no onData,
+//                     ends the req stream at once and sets receivedData, though a body
+//                     may have been sent (GET, DELETE, OPTIONS…).
+//   req._req          the uWS HttpRequest, usable only until the route handler
+//                     returns: so it tells whether uWS may already have dropped bytes.
+// Such a body is read from uWS while the route handler runs, which is where middleware
+// runs unless one before it was async. After that, uWS has dropped whatever arrived with
+// no onData handler attached: the body is gone, and the parser says so (BODY_GONE).
 // Aborts arrive through res.socket's 'close' event (Express's API; ultimate-express
 // emits it when uWS reports the abort), since ultimate-express owns uWS's onAborted.
 //
@@ -25,6 +35,10 @@ const errors = require('../errors')
 const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
 const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
 const NODE_STREAM = 3 // node:http (plain Express)
+const BODY_GONE = 4 // ultimate-express did not read this method's body, and uWS dropped it
+
+// The methods whose bodies ultimate-express 2.x reads without being told to.
+const ULTIMATE_BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 /** Which source (checked once per request), or throws a TypeError naming what is missing. */
 function sourceOf (req) {
@@ -33,10 +47,41 @@ function sourceOf (req) {
     if (typeof req.receivedData !== 'boolean' || req.res === null || typeof req.res !== 'object' || typeof req.res.aborted !== 'boolean') {
       throw new TypeError('uws-body: this request has a uWS response (req._res) but not the ultimate-express 2.x fields uws-body reads (req.receivedData, req.res.aborted); see README "Use with ultimate-express"')
     }
+    if (!ultimateReadsBody(req)) return inRouteHandler(req) ? UWS : BODY_GONE
     return req.receivedData ? ULTIMATE_STREAM : UWS
   }
   if (typeof req.on === 'function' && typeof req.resume === 'function') return NODE_STREAM
   throw new TypeError('uws-body: the request is neither ultimate-express\'s nor a readable stream (node:http); uws-body\'s parsers know no other framework')
+}
+
+function ultimateReadsBody (req) {
+  if (ULTIMATE_BODY_METHODS.has(req.method)) return true
+  const app = req.app
+  const extra = app && typeof app.get === 'function' ? app.get('body methods') : undefined
+  return Array.isArray(extra) && extra.includes(req.method)
+}
+
+/** Whether uWS's route handler is still running (its HttpRequest throws once it returned). */
+function inRouteHandler (req) {
+  const uwsRequest = req._req
+  if (uwsRequest === null || typeof uwsRequest !== 'object' || typeof uwsRequest.getMethod !== 'function') {
+    throw new TypeError('uws-body: this ultimate-express request has no uWS HttpRequest (req._req), which uws-body needs to read a body sent with ' + req.method + '; see README "Use with ultimate-express"')
+  }
+  try {
+    uwsRequest.getMethod()
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The error for BODY_GONE: the application's setup, not the client, so a 500. */
+function bodyGone (method) {
+  const err = new Error(`uws-body: the body of this ${method} request is gone: ultimate-express reads bodies of POST, PUT, PATCH and the methods in app.set('body methods', [...]) only, and uWS drops the bytes of any other request that arrive once the route handler has returned, which it had (a middleware before the parser was async). Add '${method}' to 'body methods', or mount the parser before async middleware.`)
+  err.code = 'ERR_BODY_GONE'
+  err.status = err.statusCode = 500
+  err.expose = false
+  return err
 }
 
 /** True for ultimate-express's requests (and so `res` is its Response). */
@@ -47,6 +92,10 @@ const isUltimate = (source) => source !== NODE_STREAM
  * once, with every byte pushed (the caller then finishes it as a Buffer or a string).
  */
 function readInto (source, req, res, options, done) {
+  if (source === BODY_GONE) {
+    req.bodyRead = true
+    return done(bodyGone(req.method))
+  }
   const acc = new BodyAccumulator(options)
   let settled = false
   const settle = (error) => {
@@ -97,6 +146,7 @@ const EMPTY = new Uint8Array(0)
 
 /** For a body refused before reading (charset, encoding): its bytes are dropped as they come. */
 function discard (source, req) {
+  if (source === BODY_GONE) return
   if (source === UWS) {
     req.bodyRead = true
     req._res.onData(() => {})

@@ -1,0 +1,106 @@
+'use strict'
+// Cases from body-parser's own test suite (v2.3.0: json, raw, text, urlencoded), written
+// anew: where body-parser has a message, uws-body's parsers give the same one. Each request
+// goes to a node:http server that runs body-parser on /bp and uws-body on /ub, and must
+// get the same answer from both, as body-parser's tests print it: `[type] message`.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const http = require('node:http')
+const zlib = require('node:zlib')
+const bodyParser = require('body-parser')
+const uwsBody = require('..')
+const { request } = require('./helpers/client')
+const { bytesInUseAfterGc } = require('./helpers/memory')
+
+const KINDS = ['json', 'raw', 'text', 'urlencoded']
+
+/** /json, /json-loose (strict: false), /<kind>/no-inflate (inflate: false, any type). */
+function parserFor (lib, path) {
+  const [, name, variant] = path.split('/')
+  if (variant === 'no-inflate') return lib[name]({ inflate: false, type: '*/*' })
+  if (name === 'json-loose') return lib.json({ strict: false })
+  return lib[name]()
+}
+
+function startServer () {
+  const parsers = new Map()
+  const server = http.createServer((req, res) => {
+    const [, lib, ...rest] = req.url.split('/')
+    const path = '/' + rest.join('/')
+    const key = `${lib} ${path}`
+    if (!parsers.has(key)) parsers.set(key, parserFor(lib === 'bp' ? bodyParser : uwsBody, path))
+    parsers.get(key)(req, res, (err) => {
+      res.statusCode = err ? err.status || 500 : 200
+      res.end(err ? `[${err.type}] ${err.message}` : JSON.stringify(Buffer.isBuffer(req.body) ? req.body.toString('base64') : req.body))
+    })
+  })
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
+}
+
+async function both (port, path, headers, body) {
+  const send = (lib) => request(port, { path: `/${lib}${path}`, headers, body: Buffer.from(body) })
+  const [expected, actual] = [await send('bp'), await send('ub')]
+  assert.deepEqual(actual, expected, `${path} ${JSON.stringify(body)}`)
+  return actual
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+test('strict json refuses primitives with body-parser\'s message (V8\'s own, as body-parser builds it)', async () => {
+  const server = await startServer()
+  try {
+    const port = server.address().port
+    const r = await both(port, '/json', JSON_TYPE, 'true')
+    assert.equal(r.status, 400)
+    if (Number(process.versions.node.split('.')[0]) >= 20) {
+      assert.equal(r.body, '[entity.parse.failed] Unexpected token \'t\', "true" is not valid JSON')
+    }
+    for (const body of [' true', '\x20\x09\x0a\x0dtrue', '123', '"str"', 'null', '   ', '\x20\x09\x0a\x0d', `"${'x'.repeat(200)}"`, '  1'.repeat(40), 'tru', '{"a":', '{:']) {
+      await both(port, '/json', JSON_TYPE, body)
+    }
+    // strict: false parses them, and bad JSON keeps JSON.parse's message.
+    for (const body of ['true', '123', ' "s"', 'tru']) await both(port, '/json-loose', JSON_TYPE, body)
+  } finally {
+    server.close()
+  }
+})
+
+test('inflate: false refuses every encoding with body-parser\'s message', async () => {
+  const server = await startServer()
+  try {
+    const port = server.address().port
+    for (const kind of KINDS) {
+      for (const encoding of ['gzip', 'GZIP', 'deflate', 'br', 'compress']) {
+        const r = await both(port, `/${kind}/no-inflate`, { 'content-type': 'text/plain', 'content-encoding': encoding }, zlib.gzipSync('x=1'))
+        assert.deepEqual(r, { status: 415, body: '[encoding.unsupported] content encoding unsupported' })
+      }
+      // identity, in any case, is not an encoding.
+      for (const encoding of ['identity', 'IDENTITY']) {
+        const r = await both(port, `/${kind}/no-inflate`, { 'content-type': 'text/plain', 'content-encoding': encoding }, kind === 'json' ? '{"x":1}' : 'x=1')
+        assert.equal(r.status, 200)
+      }
+    }
+    // With inflate (the default), an unknown coding names itself.
+    const r = await both(port, '/json', { ...JSON_TYPE, 'content-encoding': 'compress' }, '{}')
+    assert.deepEqual(r, { status: 415, body: '[encoding.unsupported] unsupported content encoding "compress"' })
+  } finally {
+    server.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('other messages body-parser\'s suite checks: limits, charsets, parameters, depth', async () => {
+  const server = await startServer()
+  try {
+    const port = server.address().port
+    await both(port, '/json', JSON_TYPE, JSON.stringify({ s: 'x'.repeat(110 * 1024) }))
+    await both(port, '/json', { 'content-type': 'application/json; charset=koi8-r' }, '{}')
+    await both(port, '/text', { 'content-type': 'text/plain; charset=x-bogus' }, 'x')
+    await both(port, '/urlencoded', { 'content-type': 'application/x-www-form-urlencoded; charset=koi8-r' }, 'a=1')
+    await both(port, '/urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, Array.from({ length: 1001 }, (_, i) => `k${i}=1`).join('&'))
+    await both(port, '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(101 * 1024))
+  } finally {
+    server.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})

@@ -1,0 +1,100 @@
+// Type-checked by __test__/types.test.js (tsc --noEmit --strict), never run: every export
+// used as README shows it, and, on lines marked @ts-expect-error, misuse the types must
+// reject (tsc fails if such a line compiles).
+import uWS from 'uWebSockets.js'
+import express from 'express'
+import ultimateExpress from 'ultimate-express'
+import {
+  BodyAccumulator,
+  BodyError,
+  readBody,
+  readText,
+  setPoolLimit,
+  stats,
+  JS_TIER_MAX,
+  FIRST_CHUNK_MAX,
+  json,
+  raw,
+  text,
+  urlencoded
+} from 'uws-body'
+import type { BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware } from 'uws-body'
+
+uWS.App().post('/upload', (res, req) => {
+  readBody(res, req, { limit: '10mb', maxPreallocated: 1 << 20, inflate: false, onAborted: () => {} }).then(
+    (body: Buffer) => {
+      if (res.aborted) return
+      res.cork(() => res.end(`got ${body.length} bytes`))
+    },
+    (err: unknown) => {
+      if (res.aborted) return
+      if (err instanceof BodyError) {
+        const status: 400 | 413 | 415 = err.status
+        const type: BodyErrorType = err.type
+        const code: BodyErrorCode = err.code
+        res.cork(() => res.writeStatus(`${status} ${type} ${code}`).end())
+      }
+    }
+  )
+})
+
+uWS.App().post('/text', async (res, req) => {
+  const str: string = await readText(res, req, { encoding: 'latin1', limit: 1000 })
+  const fromHeaders: Buffer = await readBody(res, { 'content-length': '3', 'content-encoding': 'gzip' })
+  res.end(str + fromHeaders.length)
+})
+
+const acc = new BodyAccumulator({ contentLength: '12', contentEncoding: 'gzip, br', limit: '1mb', maxPreallocated: 0, inflate: true })
+const accepted: boolean = acc.push(new ArrayBuffer(4)) && acc.push(new Uint8Array(4)) && acc.push(Buffer.alloc(4))
+if (acc.error) {
+  const reason: 'corrupt' | 'truncated' | 'trailing' | undefined = acc.error.reason
+  console.log(acc.error.status, acc.error.limit, acc.error.encoding, reason)
+}
+const whole: Buffer = acc.finish()
+const decoded: string = new BodyAccumulator({ contentLength: null }).finishString('utf16le')
+new BodyAccumulator().abort()
+const sizes: number[] = [acc.received, acc.length, acc.capacity, JS_TIER_MAX, FIRST_CHUNK_MAX]
+const s: Stats = stats()
+setPoolLimit(s.bytesPooled + s.poolLimit + s.bytesInUse + s.blocksInUse)
+console.log(accepted, whole, decoded, sizes)
+
+// The parsers fit both frameworks' use(), and per route.
+const parsers: BodyParserMiddleware[] = [
+  json({ limit: '1mb', strict: false, reviver: (key, value) => value, inflate: false, type: ['application/json', 'application/*+json'] }),
+  raw({ type: '*/*', limit: 64 << 20, verify: (req, res, buf, encoding) => { if (buf.length === 0 && encoding === null) throw new Error('empty') } }),
+  text({ defaultCharset: 'iso-8859-1', type: (req) => req.headers['x-text'] === '1' }),
+  urlencoded({ extended: true, parameterLimit: 10, depth: 2, defaultCharset: 'utf-8', charsetSentinel: true, interpretNumericEntities: true })
+]
+const ue = ultimateExpress()
+ue.use(json())
+ue.post('/upload', raw({ type: '*/*', limit: '64mb' }), (req, res) => res.send(`${req.body.length} bytes`))
+const ex = express()
+ex.use(...parsers)
+ex.post('/form', urlencoded(), (req, res) => { res.json(req.body) })
+
+// Misuse the types reject.
+// @ts-expect-error BodyError has no public constructor (it needs fields only uws-body fills)
+new BodyError('x')
+// @ts-expect-error readBody needs the response
+readBody()
+// @ts-expect-error the response must have onData and onAborted
+readBody({}, {})
+// @ts-expect-error an unknown encoding (readText throws TypeError at once)
+readText({ onData () {}, onAborted () {} }, {}, { encoding: 'utf-9' })
+// @ts-expect-error limit is a number or a string
+json({ limit: {} })
+// @ts-expect-error urlencoded's defaultCharset is utf-8 or iso-8859-1
+urlencoded({ defaultCharset: 'koi8-r' })
+// @ts-expect-error error is readonly
+acc.error = null
+// @ts-expect-error error may be null: narrow it first
+console.log(acc.error.status)
+// @ts-expect-error contentLength is a string, number or null
+new BodyAccumulator({ contentLength: true })
+// @ts-expect-error push takes binary data
+acc.push('text')
+// @ts-expect-error a status BodyError never has
+const wrong: 500 = new BodyAccumulator().error!.status
+// @ts-expect-error the onAborted callback takes no arguments
+readBody({ onData () {}, onAborted () {} }, {}, { onAborted: (reason: string) => {} })
+console.log(wrong)
