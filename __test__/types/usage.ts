@@ -29,7 +29,7 @@ uWS.App().post('/upload', (res, req) => {
     (err: unknown) => {
       if (res.aborted) return
       if (err instanceof BodyError) {
-        const status: 400 | 413 | 415 = err.status
+        const status: 400 | 413 | 415 | 503 = err.status
         const type: BodyErrorType = err.type
         const code: BodyErrorCode = err.code
         res.cork(() => res.writeStatus(`${status} ${type} ${code}`).end())
