@@ -19,6 +19,9 @@ const BODY_TAG: sys::napi_type_tag = sys::napi_type_tag {
 };
 
 /// The external's finalizer: the JS handle is garbage, and the body with it.
+///
+/// # Safety
+/// Called by Node only, once, as the finalizer of the value it was registered with.
 unsafe extern "C" fn drop_body(_env: Env, data: *mut c_void, _hint: *mut c_void) {
     finalizer(|| {
         // SAFETY: `data` is the Box that create() gave to this external alone, and Node
@@ -63,6 +66,9 @@ fn length_option(n: f64) -> Option<u64> {
 
 /// create(contentLength, limit, maxPreallocated, contentEncoding, decode): the JS side
 /// has validated and parsed the options; a negative contentLength means unknown.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
@@ -120,6 +126,9 @@ fn misuse(call: &str, misuse: Misuse) -> Thrown {
 
 /// push(body, chunk) -> true | false (the body failed: see error()) | null (not a chunk
 /// this function reads; lib/chunk.js says why, so both tiers throw the same TypeError)
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
@@ -139,6 +148,9 @@ pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value 
 }
 
 /// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
@@ -157,6 +169,9 @@ pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Valu
 /// finishString(body, encoding) -> string | false (the body failed: see error()).
 /// encoding: 0 utf8, 1 latin1, 2 utf16le. The string is built straight from the body's
 /// memory, which then goes back to the pool: no Buffer is ever made.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
@@ -235,6 +250,9 @@ fn utf16_units(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u16]>> {
 }
 
 /// abort(body)
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn abort(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
@@ -247,6 +265,9 @@ pub unsafe extern "C" fn abort(env: Env, info: sys::napi_callback_info) -> Value
 }
 
 /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn error(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
@@ -308,6 +329,9 @@ unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
 }
 
 /// sizes(body) -> [received, length, capacity]
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 pub unsafe extern "C" fn sizes(env: Env, info: sys::napi_callback_info) -> Value {
     // SAFETY: Node's env and info for this call.
     unsafe {

@@ -78,6 +78,9 @@ unsafe fn nudge_young_gc(env: Env) {
 }
 
 /// The external Buffer's finalizer: the Buffer is garbage, its block goes to the pool.
+///
+/// # Safety
+/// Called by Node only, once, as the finalizer of the value it was registered with.
 unsafe extern "C" fn drop_block(_env: Env, _data: *mut c_void, hint: *mut c_void) {
     finalizer(|| {
         // SAFETY: `hint` is the Box that into_buffer gave to this Buffer alone, and Node

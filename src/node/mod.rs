@@ -9,6 +9,8 @@ use napi_derive::napi;
 
 use raw::{callback, export, get_f64, number, object, set, type_error};
 
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) -> raw::Value {
     // SAFETY: Node's env for this call.
     unsafe {
@@ -25,6 +27,9 @@ unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) 
 }
 
 /// setPoolLimit(bytes)
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 unsafe extern "C" fn set_pool_limit(
     env: raw::Env,
     info: napi::sys::napi_callback_info,
