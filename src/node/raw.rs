@@ -336,16 +336,20 @@ unsafe fn array_buffer<'a>(
     start: usize,
     end: Option<usize>,
 ) -> Result<Chunk<'a>> {
-    let mut detached = false;
-    // SAFETY: an ArrayBuffer value; `detached` outlives the call.
-    check(unsafe { sys::napi_is_detached_arraybuffer(env, buffer, &mut detached) })?;
-    if detached {
-        return Ok(Chunk::Refused);
-    }
     let mut data: *mut c_void = ptr::null_mut();
     let mut len = 0usize;
-    // SAFETY: an attached ArrayBuffer; out-pointers outlive the call.
+    // SAFETY: an ArrayBuffer of this env; out-pointers outlive the call.
     check(unsafe { sys::napi_get_arraybuffer_info(env, buffer, &mut data, &mut len) })?;
+    if len == 0 {
+        // A detached buffer reads as empty: only then is it worth asking (a chunk-sized
+        // buffer is never detached, and this is the hot path).
+        let mut detached = false;
+        // SAFETY: an ArrayBuffer of this env; `detached` outlives the call.
+        check(unsafe { sys::napi_is_detached_arraybuffer(env, buffer, &mut detached) })?;
+        if detached {
+            return Ok(Chunk::Refused);
+        }
+    }
     let end = end.unwrap_or(len);
     if start > end || end > len {
         return Ok(Chunk::Refused);
@@ -353,8 +357,8 @@ unsafe fn array_buffer<'a>(
     if start == end || data.is_null() {
         return Ok(Chunk::Bytes(&[]));
     }
-    // SAFETY: `data` points at `len` bytes of a non-shared ArrayBuffer owned by this
-    // isolate, [start, end) lies within them, and no JS runs while the slice lives.
+    // SAFETY: `data` points at `len` bytes of a non-shared, attached ArrayBuffer owned by
+    // this isolate, [start, end) lies within them, and no JS runs while the slice lives.
     Ok(Chunk::Bytes(unsafe {
         std::slice::from_raw_parts(data.cast::<u8>().add(start), end - start)
     }))
