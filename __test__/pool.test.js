@@ -127,3 +127,52 @@ test('past the cap, a declared length takes an idle pooled block whole, never fr
   }
   assert.equal(await bytesInUseAfterGc(), 0)
 })
+
+test('the pool follows the workload: a returned block displaces the least recently returned ones', async () => {
+  try {
+    setPoolLimit(0) // start empty
+    setPoolLimit(8 * MIB)
+    for (let i = 0; i < 6; i++) readAndDrop(MIB, i) // six 1 MiB blocks come back
+    await bytesInUseAfterGc()
+    assert.equal(stats().bytesPooled, 6 * MIB)
+    readAndDrop(4 * MIB, 7) // a 4 MiB block comes back to a pool with 2 MiB of room
+    await bytesInUseAfterGc()
+    assert.equal(stats().bytesPooled, 8 * MIB, 'the two oldest 1 MiB blocks made room')
+    const before = stats().bytesPooled
+    const next = new BodyAccumulator({ contentLength: 4 * MIB, limit: '8mb', maxPreallocated: 8 * MIB })
+    assert.equal(next.capacity, 4 * MIB)
+    assert.equal(stats().bytesPooled, before - 4 * MIB, 'the 4 MiB body took the returned block: warm, not fresh')
+    next.abort()
+  } finally {
+    setPoolLimit(256 * MIB)
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+function readUnknownAndDrop (size) {
+  const acc = new BodyAccumulator({ limit: '64mb' })
+  const body = bodyOf(size, 3)
+  for (let i = 0; i < size; i += 65483) acc.push(body.subarray(i, i + 65483))
+  return acc.finish().length
+}
+
+function growIntoRecentBlock () {
+  const acc = new BodyAccumulator({ limit: '64mb' })
+  acc.push(bodyOf(100 * 1024, 1))
+  acc.push(bodyOf(100 * 1024, 2)) // needs growth: takes the recent 4 MiB-class block
+  assert.ok(acc.capacity >= 4 * MIB, `capacity ${acc.capacity}`)
+  assert.ok(acc.finish().equals(Buffer.concat([bodyOf(100 * 1024, 1), bodyOf(100 * 1024, 2)])))
+}
+
+test('a body of unknown length grows straight into the block a recent body ended with', async () => {
+  try {
+    setPoolLimit(0)
+    setPoolLimit(256 * MIB)
+    readUnknownAndDrop(4 * MIB)
+    await bytesInUseAfterGc()
+    growIntoRecentBlock()
+  } finally {
+    setPoolLimit(256 * MIB)
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})

@@ -167,13 +167,23 @@ impl Body {
                 // bound keeps capacity within what the client may legitimately send.
                 let doubled = (block.capacity() as u64).saturating_mul(2);
                 let target = doubled.min(bound).max(needed as u64);
-                // For a known length, an idle block of the whole length (returned to the
-                // pool since this body began) ends the growth at once.
-                let grown = match self.expected.and_then(|e| Block::idle(to_usize(e))) {
+                // An idle block ends the growth at once, without new memory: for a known
+                // length, one of the whole length (returned since this body began); for
+                // an unknown one that already holds bytes (a first chunk is allocated
+                // exactly), the most recent idle block at least as large as the next
+                // doubling: the size recent bodies ended with. (4 MiB of unknown length in
+                // 64 KiB chunks: 2.65x the memcpy floor growing by doubling, 1.92x so.)
+                let idle = match self.expected {
+                    Some(e) => Block::idle(to_usize(e)),
+                    None if !block.is_empty() => Block::recent(to_usize(target), to_usize(bound)),
+                    None => None,
+                };
+                let grown = match idle {
                     Some(whole) if whole.capacity() >= needed => {
                         block.move_into(whole);
                         Ok(())
                     }
+                    // None, or not the size asked for (dropped: back to the pool).
                     _ => block.grow_to(to_usize(target)),
                 };
                 if let Err(error) = grown {

@@ -98,6 +98,12 @@ impl Block {
         pool::take_idle(capacity).map(Block::counted)
     }
 
+    /// The most recently returned idle pooled block of `min..=max` bytes, if any: memory
+    /// the process holds already (see pool::take_recent).
+    pub fn recent(min: usize, max: usize) -> Option<Block> {
+        pool::take_recent(min, max).map(Block::counted)
+    }
+
     /// Grows the allocation to hold at least `capacity` bytes in total. The bytes held so
     /// far move to a (warm, pooled) larger block: callers grow geometrically, so this
     /// re-copies at most as many bytes as the body ends up with, and for a known length
