@@ -131,7 +131,7 @@ pub fn take_recent(min: usize, max: usize) -> Option<Vec<u8>> {
 
 /// The size of class `index`.
 fn class_size_at(index: usize) -> usize {
-    let shift = MIN_SHIFT + (index as u32 + 3) / 4 - 1;
+    let shift = MIN_SHIFT + (index as u32).div_ceil(4) - 1;
     let steps = (index + 3) % 4 + 1;
     let base = 1usize << shift;
     base + steps * (base >> 2)
@@ -140,9 +140,9 @@ fn class_size_at(index: usize) -> usize {
 /// A block left behind when a body grew into a larger one is kept only while the pool
 /// holds less than this share of its bound, and never displaces another block. Such
 /// blocks serve the growth of later bodies of unknown length, but a burst of concurrent
-/// uploads leaves one of every smaller class per upload (64 uploads of 8 MiB: 64 x (1 + 2
-/// + 4) MiB), which would otherwise fill the whole bound with blocks nobody asks for
-/// again (bench "memory": 1.51x peak / held).
+/// uploads leaves one of every smaller class per upload (64 uploads of 8 MiB: 64 x
+/// (1 + 2 + 4) MiB), which would otherwise fill the whole bound with blocks nobody asks
+/// for again (bench "memory": 1.51x peak / held).
 const LEFTOVER_SHARE: u64 = 4;
 
 /// Keeps a block left behind by growth (see LEFTOVER_SHARE), else frees it.
