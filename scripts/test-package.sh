@@ -44,7 +44,7 @@ mkdir "$work/app"
 cd "$work/app"
 echo '{ "name": "app", "version": "1.0.0", "private": true }' > package.json
 export PATH="$clean_path"
-! command -v cargo >/dev/null && ! command -v rustc >/dev/null || fail "cargo or rustc still on PATH"
+if command -v cargo >/dev/null || command -v rustc >/dev/null; then fail "cargo or rustc still on PATH"; fi
 start=$(date +%s.%N)
 npm install --no-audit --no-fund --loglevel=error "$work/$main_tgz" "$work/$plat_tgz"
 echo "test-package: installed both tarballs in $(node -p "($(date +%s.%N) - $start).toFixed(1)") s"
@@ -69,6 +69,7 @@ node -e '
   app.overrides = repo.overrides
   fs.writeFileSync("package.json", JSON.stringify(app, null, 2))' "$repo"
 npm install --no-audit --no-fund --loglevel=error
+# shellcheck disable=SC2016 # JS template literals, not shell
 node -e '
   const uWS = require("uWebSockets.js")
   const { readBody } = require("uws-body")

@@ -26,6 +26,7 @@ export UWS_BODY_EXEC_PATH="$wrapper"
 export NODE_OPTIONS="--require $repo/scripts/test-env/exec-path.js"
 export UWS_BODY_NATIVE_PATH="$repo/npm/$id/uws-body.$id.node"
 
+# shellcheck disable=SC2016 # a JS template literal
 "$wrapper" -p '`arm64 check: process.arch=${process.arch}, Node ${process.version}`'
 dir="$repo/__test__"
 if [ $# -gt 0 ]; then

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the build scripts: puts cargo-zigbuild and zig (both from PyPI) on PATH.
 # zig links linux binaries against an old glibc's symbol versions (the `.2.17` suffix of a
 # target) and against musl, with one toolchain and no container.
