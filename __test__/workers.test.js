@@ -47,6 +47,7 @@ test('a worker that exits (or is terminated) with native Buffers alive frees the
     assert.ok(stats().bytesInUse >= before + 8 * 3 * MIB, 'the worker holds its Buffers')
     const gone = exited(w.worker)
     if (how === 'terminate') await w.worker.terminate()
+    else w.worker.postMessage('end')
     await gone // 'exit': the thread has nothing left to run and ends by itself
     assert.equal(await bytesInUseAfterGc(), before, `${how}: freed with the worker's environment`)
   }

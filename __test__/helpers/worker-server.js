@@ -17,6 +17,9 @@ if (workerData.mode === 'keep-buffers') {
   kept.push(open) // an unfinished body too
   parentPort.postMessage({ kept: kept.length })
   if (workerData.wait) setTimeout(() => {}, 60000) // alive until terminate()
+  // Alive until the test has seen the Buffers held; then the thread has nothing left to
+  // run and ends by itself with them alive.
+  else parentPort.once('message', () => parentPort.close())
 } else {
   // uWS must be loaded only here, and shut down before the thread ends: a worker that
   // exits with uWS sockets open aborts the process (uv_loop_close with open handles).
