@@ -34,7 +34,8 @@ function chunkOf (rand) {
       const value = View === DataView ? new DataView(ab, offset, n * unit) : new View(ab, offset, n)
       return { value, bytes: bytes.subarray(0, n * unit) }
     }
-    case 2: { // resizable, then resized: in bounds or not
+    case 2: { // resizable, then resized: in bounds or not (Node 20+)
+      if (typeof ArrayBuffer.prototype.resize !== 'function') return { value: bytes, bytes }
       const ab = new ArrayBuffer(size + 16, { maxByteLength: size + 64 })
       new Uint8Array(ab).set(bytes, 8)
       const view = rand() < 0.5 ? new DataView(ab, 8, size) : new Uint8Array(ab, 8, size)
