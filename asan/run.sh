@@ -15,7 +15,8 @@ mkdir -p "$out"
 echo "== build the addon with AddressSanitizer"
 RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" \
   cargo build --release --lib --target "$target" --target-dir "$out"
-addon="$out/uws-body.node"
+# Named as a build of this platform is (the loader's tests read the platform id from it).
+addon="$out/uws-body.linux-x64-gnu.node"
 cp "$out/$target/release/libuws_body.so" "$addon"
 # The instrumentation must really be there: a build without it would pass vacuously.
 nm -D "$addon" | grep -q __asan_report_load || { echo "asan: $addon is not instrumented" >&2; exit 1; }
