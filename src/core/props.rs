@@ -325,9 +325,10 @@ fn stream_run(
         assert_eq!(stream.held(), 0, "memory released on error");
         Err(stream.error().cloned().expect("error set"))
     };
-    // SAFETY (for the reads below): `Piece::Data(n)` means n bytes were initialized.
-    let bytes = |room: &[MaybeUninit<u8>], n: usize| unsafe {
-        std::slice::from_raw_parts(room.as_ptr().cast::<u8>(), n).to_vec()
+    // Called only with the n of `Piece::Data(n)`: the stream initialized those bytes.
+    let bytes = |room: &[MaybeUninit<u8>], n: usize| {
+        // SAFETY: the first n bytes of `room` were initialized (see above).
+        unsafe { std::slice::from_raw_parts(room.as_ptr().cast::<u8>(), n).to_vec() }
     };
     for (i, chunk) in chunks(data, sizes).enumerate() {
         let r = next_room();
