@@ -70,8 +70,7 @@ pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) 
     unsafe {
         callback(env, || {
             let [length, limit, encoding, decode] = args::<4>(env, info)?;
-            let (Some(length), Some(limit)) = (get_f64(env, length)?, get_f64(env, limit)?)
-            else {
+            let (Some(length), Some(limit)) = (get_f64(env, length)?, get_f64(env, limit)?) else {
                 return Err(type_error("streamCreate(contentLength, limit): numbers"));
             };
             let options = BodyOptions {
@@ -124,7 +123,11 @@ unsafe fn room_at<'a>(
     offset: Value,
     call: &str,
 ) -> Result<&'a mut [MaybeUninit<u8>]> {
-    let bad = || type_error(format!("{call}: out must be a Uint8Array and offset an index into it"));
+    let bad = || {
+        type_error(format!(
+            "{call}: out must be a Uint8Array and offset an index into it"
+        ))
+    };
     // SAFETY: as the caller promised.
     let room = unsafe { get_room(env, out)? }.ok_or_else(bad)?;
     // SAFETY: as the caller promised.
@@ -176,7 +179,12 @@ pub unsafe extern "C" fn stream_write(env: Env, info: sys::napi_callback_info) -
             } else {
                 room_at(env, out, offset, "streamWrite")?
             };
-            if overlaps(bytes.as_ptr(), bytes.len(), room.as_ptr().cast(), room.len()) {
+            if overlaps(
+                bytes.as_ptr(),
+                bytes.len(),
+                room.as_ptr().cast(),
+                room.len(),
+            ) {
                 return Err(type_error("streamWrite: out overlaps the chunk"));
             }
             match stream.write(bytes, room) {
