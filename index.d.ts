@@ -26,6 +26,25 @@ export interface ReadBodyOptions {
   maxPreallocated?: number
   /** false refuses encoded bodies with 415. Default true. */
   inflate?: boolean
+  /**
+   * Milliseconds for the whole body to arrive, from the call: later, 408 request.timeout
+   * (ERR_BODY_TIMEOUT) and the memory is freed. Default 300000 (Node's http requestTimeout);
+   * 0 or Infinity: none.
+   */
+  timeout?: number
+  /** Called once if the client goes away; `res` must not be used after that. */
+  onAborted?: () => void
+}
+
+export interface BodyStreamOptions {
+  /** Largest body, as sent and as decoded (as BodyOptions.limit). Default: none (the stream's memory is bounded anyway). */
+  limit?: number | string
+  /** false refuses encoded bodies with 415. Default true. */
+  inflate?: boolean
+  /** Milliseconds for the whole body to arrive, from the call (408 after). Default 0: none. */
+  timeout?: number
+  /** Bytes buffered before the client is paused. Default 524288 (512 KiB). */
+  highWaterMark?: number
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
 }
@@ -45,6 +64,7 @@ export type BodyErrorType =
   | 'encoding.unsupported'
   | 'encoding.invalid'
   | 'memory.exhausted'
+  | 'request.timeout'
 
 export type BodyErrorCode =
   | 'ERR_BODY_TOO_LARGE'
@@ -57,6 +77,7 @@ export type BodyErrorCode =
   | 'ERR_BODY_DEPTH_EXCEEDED'
   | 'ECONNABORTED'
   | 'ERR_BODY_OUT_OF_MEMORY'
+  | 'ERR_BODY_TIMEOUT'
 
 /**
  * What the client did wrong, with the status to answer. Shaped like raw-body's errors.
@@ -66,8 +87,8 @@ export type BodyErrorCode =
 export class BodyError extends Error {
   private constructor()
   name: 'BodyError'
-  status: 400 | 413 | 415 | 503
-  statusCode: 400 | 413 | 415 | 503
+  status: 400 | 408 | 413 | 415 | 503
+  statusCode: 400 | 408 | 413 | 415 | 503
   type: BodyErrorType
   code: BodyErrorCode
   expose: true
@@ -84,6 +105,8 @@ export class BodyError extends Error {
   reason?: 'corrupt' | 'truncated' | 'trailing'
   /** The refused charset (charset.unsupported), lower-cased. */
   charset?: string
+  /** The deadline that passed, in ms (request.timeout). */
+  timeout?: number
 }
 
 export class BodyAccumulator {
@@ -126,6 +149,12 @@ export interface UwsResponseLike {
   onAborted(handler: () => void): unknown
 }
 
+/** What bodyStream also uses: uWS's throttling of the client. */
+export interface UwsPausableResponseLike extends UwsResponseLike {
+  pause(): unknown
+  resume(): unknown
+}
+
 /** uWS's HttpRequest (only valid inside the handler), or a headers object with lower-case names. */
 export type UwsRequestLike = { getHeader(name: string): string } | Record<string, string | undefined>
 
@@ -144,6 +173,24 @@ export function readBody(res: UwsResponseLike, req: UwsRequestLike, options?: Re
  * @throws {TypeError} synchronously, as readBody does, and for an unknown encoding.
  */
 export function readText(res: UwsResponseLike, req: UwsRequestLike, options?: ReadTextOptions): Promise<string>
+
+/**
+ * A uWS request body as a Readable of Buffers (decoded, for an encoded body), with
+ * backpressure: the client is paused (res.pause()) while the stream is full. Call
+ * synchronously in the route handler; it owns res.onData and res.onAborted. Errors (what
+ * the client sent or did, or the timeout) are BodyErrors emitted once as 'error'.
+ * destroy() stops reading: the rest of the body is dropped as it arrives, and the
+ * application may still answer.
+ * @throws {TypeError} synchronously for the program's mistakes, as readBody.
+ */
+export function bodyStream(res: UwsPausableResponseLike, req: UwsRequestLike, options?: BodyStreamOptions): import('node:stream').Readable
+
+/**
+ * For code built on BodyAccumulator: aborts `accumulator` and calls onTimeout with a 408
+ * request.timeout BodyError if it is still being read after `ms` (0 or Infinity: never).
+ * Returns the function that cancels it: call it on every end path.
+ */
+export function bodyTimeout(accumulator: BodyAccumulator, ms: number, onTimeout: (err: BodyError) => void): () => void
 
 export interface Stats {
   /** Native bytes held by bodies being read and by Buffers not yet collected, all threads. */
@@ -173,6 +220,8 @@ export type BodyParserMiddleware = (req: any, res: any, next: (err?: unknown) =>
 export interface ParserOptions {
   /** Largest decoded body: bytes, or '100kb'-style (see BodyOptions.limit). Default '100kb'. */
   limit?: number | string
+  /** Milliseconds for the whole body to arrive (408 request.timeout after). Default 300000; 0 or Infinity: none. */
+  timeout?: number
   /** false: encoded bodies get 415. Default true (gzip, deflate, br, zstd are decoded). */
   inflate?: boolean
   /** Which content-types to parse: a media type ('json', 'text/*'), a list, or a function of req. */

@@ -3,6 +3,8 @@ const native = require('./lib/native')
 const { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./lib/accumulator')
 const { BodyError } = require('./lib/errors')
 const { readBody, readText } = require('./lib/read-body')
+const { bodyStream } = require('./lib/stream')
+const { bodyTimeout } = require('./lib/timeout')
 const parsers = require('./lib/parsers')
 
 /** Native memory held by bodies and by the pool, process-wide (all threads). */
@@ -19,6 +21,8 @@ function setPoolLimit (bytes) {
 module.exports = {
   BodyAccumulator,
   BodyError,
+  bodyStream,
+  bodyTimeout,
   readBody,
   readText,
   setPoolLimit,

@@ -14,7 +14,7 @@ class BodyError extends Error {
     this.type = fields.type
     this.code = fields.code
     this.expose = true
-    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset']) {
+    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset', 'timeout']) {
       if (fields[key] !== undefined) this[key] = fields[key]
     }
   }
@@ -30,6 +30,8 @@ const KINDS = {
   ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
   ECONNABORTED: [400, 'request.aborted', () => 'request aborted'],
   ERR_BODY_OUT_OF_MEMORY: [503, 'memory.exhausted', () => 'no memory for the request body'],
+  // The body did not arrive whole within the `timeout` option (lib/timeout.js).
+  ERR_BODY_TIMEOUT: [408, 'request.timeout', () => 'request timeout'],
   // The Express parsers' own errors (lib/parsers), with body-parser's status and type.
   ERR_BODY_CHARSET_UNSUPPORTED: [415, 'charset.unsupported', (f) => `unsupported charset "${f.charset.toUpperCase()}"`],
   ERR_BODY_PARAMETERS_TOO_MANY: [413, 'parameters.too.many', () => 'too many parameters'],
@@ -60,6 +62,10 @@ function aborted (expected, received) {
   return bodyError('ECONNABORTED', { length: orUndefined(expected), expected: orUndefined(expected), received })
 }
 
+function timedOut (timeout, received) {
+  return bodyError('ERR_BODY_TIMEOUT', { timeout, received })
+}
+
 function orUndefined (length) {
   return length >= 0 ? length : undefined
 }
@@ -71,4 +77,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, stateError }
+module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, timedOut, stateError }

@@ -2,6 +2,8 @@
 const { BodyAccumulator } = require('./accumulator')
 const { describe } = require('./options')
 const { bindOnce } = require('./async-context')
+const errors = require('./errors')
+const { DEFAULT_TIMEOUT, parseTimeout, startTimer } = require('./timeout')
 
 // Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
 // both functions throw them synchronously as TypeErrors, before touching `res`, so they
@@ -39,15 +41,18 @@ function read (res, req, options, finish) {
   if (onAborted !== undefined && typeof onAborted !== 'function') {
     throw new TypeError('uws-body: options.onAborted must be a function')
   }
+  const timeout = parseTimeout(options != null ? options.timeout : undefined, DEFAULT_TIMEOUT)
   const accumulator = new BodyAccumulator(bodyOptions(req, options))
   // Called from uWS's abort callback: run it in the caller's async context.
   if (onAborted !== undefined) onAborted = bindOnce(onAborted)
 
   return new Promise((resolve, reject) => {
     let settled = false
+    let clearTimer = null
     const settle = (error, body) => {
       if (settled) return
       settled = true
+      if (clearTimer !== null) clearTimer()
       if (error) reject(error)
       else resolve(body)
     }
@@ -61,6 +66,13 @@ function read (res, req, options, finish) {
     // still gets an onData handler: its bytes are then dropped by push() without work,
     // and the handler is free to answer with the error's status at once.
     if (accumulator.error !== null) settle(accumulator.error)
+    if (!settled) {
+      clearTimer = startTimer(timeout, () => {
+        const received = accumulator.received
+        accumulator.abort()
+        settle(errors.timedOut(timeout, received))
+      })
+    }
     res.onData((chunk, isLast) => {
       if (settled) return
       if (!accumulator.push(chunk)) return settle(accumulator.error)
@@ -96,4 +108,4 @@ function bodyOptions (req, options) {
   return { limit, maxPreallocated, inflate, contentLength, contentEncoding: contentEncoding === '' ? null : contentEncoding }
 }
 
-module.exports = { readBody, readText }
+module.exports = { readBody, readText, bodyOptions }

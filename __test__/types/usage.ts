@@ -7,6 +7,8 @@ import ultimateExpress from 'ultimate-express'
 import {
   BodyAccumulator,
   BodyError,
+  bodyStream,
+  bodyTimeout,
   readBody,
   readText,
   setPoolLimit,
@@ -29,7 +31,7 @@ uWS.App().post('/upload', (res, req) => {
     (err: unknown) => {
       if (res.aborted) return
       if (err instanceof BodyError) {
-        const status: 400 | 413 | 415 | 503 = err.status
+        const status: 400 | 408 | 413 | 415 | 503 = err.status
         const type: BodyErrorType = err.type
         const code: BodyErrorCode = err.code
         res.cork(() => res.writeStatus(`${status} ${type} ${code}`).end())
@@ -98,3 +100,30 @@ const wrong: 500 = new BodyAccumulator().error!.status
 // @ts-expect-error the onAborted callback takes no arguments
 readBody({ onData () {}, onAborted () {} }, {}, { onAborted: (reason: string) => {} })
 console.log(wrong)
+
+uWS.App().post('/stream', (res, req) => {
+  const stream = bodyStream(res, req, { limit: '1gb', inflate: true, timeout: 60_000, highWaterMark: 1 << 20, onAborted: () => {} })
+  stream.on('error', (err: unknown) => {
+    if (err instanceof BodyError && !res.aborted) {
+      const status: 400 | 408 | 413 | 415 | 503 = err.status
+      const timeout: number | undefined = err.timeout
+      res.cork(() => res.writeStatus(`${status} ${timeout}`).end(err.type, true))
+    }
+  })
+  ;(async () => {
+    for await (const chunk of stream) console.log((chunk as Buffer).length)
+  })()
+})
+const timed = new BodyAccumulator({ limit: '1mb' })
+const cancel: () => void = bodyTimeout(timed, 30_000, (err: BodyError) => console.log(err.code === 'ERR_BODY_TIMEOUT'))
+cancel()
+readBody(uWS as any, {}, { timeout: 1000 })
+json({ timeout: 5000 })
+// @ts-expect-error bodyStream needs a response that can pause and resume
+bodyStream({ onData () {}, onAborted () {} }, {})
+// @ts-expect-error timeout is milliseconds, not a string
+bodyStream({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { timeout: '5s' })
+// @ts-expect-error maxPreallocated does not apply to a stream
+bodyStream({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { maxPreallocated: 1 })
+// @ts-expect-error bodyTimeout needs a callback
+bodyTimeout(timed, 10)

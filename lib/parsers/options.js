@@ -3,6 +3,7 @@
 // mistakes are TypeErrors when the middleware is made, not errors per request.
 const typeis = require('type-is')
 const { parseLimit, describe } = require('../options')
+const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
 
 // Matching a content-type against the accepted types (type-is's media-type rules) costs
 // a parse per request; the answer depends on the header string alone, so it is cached.
@@ -17,6 +18,7 @@ function normalize (options, defaultType) {
   if (verify !== false && typeof verify !== 'function') throw new TypeError('option verify must be function')
   return {
     limit: parseLimit(o.limit),
+    timeout: parseTimeout(o.timeout, DEFAULT_TIMEOUT),
     inflate: o.inflate !== false,
     verify,
     defaultCharset: o.defaultCharset || 'utf-8',

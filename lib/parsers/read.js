@@ -117,6 +117,7 @@ function createParser (options, spec) {
     readInto(source, req, res, {
       limit: options.limit,
       inflate: options.inflate,
+      timeout: options.timeout,
       contentLength: headers['content-length'],
       contentEncoding: headers['content-encoding']
     }, bindOnce((error, acc) => {

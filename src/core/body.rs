@@ -88,24 +88,13 @@ impl Body {
             decoder: None,
             state: State::Open,
         };
-        let codings = match encoding::parse(options.content_encoding.as_deref(), options.decode) {
+        let codings = match accept(options) {
             Ok(codings) => codings,
             Err(error) => {
                 body.state = State::Failed(error);
                 return body;
             }
         };
-        // The limit applies to the bytes sent as well as to the decoded ones (see push), so
-        // a declared length over it fails here whatever the encoding, before any decoder
-        // state is allocated.
-        if let Some(length) = options.content_length.filter(|&l| l > options.limit) {
-            body.state = State::Failed(BodyError::TooLarge {
-                limit: options.limit,
-                length: Some(length),
-                received: 0,
-            });
-            return body;
-        }
         body.decoder = Decoder::new(&codings);
         if let Some(length) = options
             .content_length
@@ -265,6 +254,22 @@ impl Body {
         self.block = None;
         self.decoder = None;
     }
+}
+
+/// What is refused before any byte is read, for `Body` and `BodyStream` alike: an
+/// encoding not decoded (or any with `decode` false), or a declared length over the limit.
+/// The limit applies to the bytes sent as well as to the decoded ones, so a declared length
+/// over it fails whatever the encoding, before any decoder state is allocated.
+pub(super) fn accept(options: &BodyOptions) -> Result<Vec<encoding::Coding>, BodyError> {
+    let codings = encoding::parse(options.content_encoding.as_deref(), options.decode)?;
+    if let Some(length) = options.content_length.filter(|&l| l > options.limit) {
+        return Err(BodyError::TooLarge {
+            limit: options.limit,
+            length: Some(length),
+            received: 0,
+        });
+    }
+    Ok(codings)
 }
 
 /// The decoders' output: the body's block, never allowed past `limit + 1` bytes, so that

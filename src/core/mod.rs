@@ -6,6 +6,7 @@ pub mod encoding;
 pub mod error;
 pub mod memory;
 pub mod pool;
+pub mod stream;
 
 #[cfg(test)]
 mod props;
@@ -15,3 +16,4 @@ mod tests;
 pub use body::{Body, BodyOptions, FinishError, Misuse};
 pub use error::{BodyError, Invalid};
 pub use memory::{stats, AllocError, Block, MemoryStats};
+pub use stream::{BodyStream, Read};

@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 
 use proptest::prelude::*;
 
+use super::stream::Read as Piece;
 use super::*;
 
 const KIB: usize = 1024;
@@ -297,5 +298,129 @@ proptest! {
                 "{:?}", e
             ),
         }
+    }
+}
+
+/// Reads a body through `BodyStream`: chunks cut by `sizes`, the reader's room cycling
+/// through `rooms`, and after each chunk as many reads as `reads` says (0 leaves decoded
+/// bytes waiting while the next chunk arrives, as a paused stream does). The bytes handed
+/// out, or the error.
+fn stream_run(
+    options: &BodyOptions,
+    data: &[u8],
+    sizes: &[usize],
+    rooms: &[usize],
+    reads: &[u8],
+) -> Result<Vec<u8>, BodyError> {
+    use std::mem::MaybeUninit;
+    let mut stream = BodyStream::new(options);
+    let mut out = Vec::new();
+    let mut room = vec![MaybeUninit::<u8>::uninit(); 70 * KIB];
+    let mut turn = 0usize;
+    let mut next_room = || {
+        turn += 1;
+        rooms[turn % rooms.len()]
+    };
+    let failed = |stream: &BodyStream| {
+        assert_eq!(stream.held(), 0, "memory released on error");
+        Err(stream.error().cloned().expect("error set"))
+    };
+    // Called only with the n of `Piece::Data(n)`: the stream initialized those bytes.
+    let bytes = |room: &[MaybeUninit<u8>], n: usize| {
+        // SAFETY: the first n bytes of `room` were initialized (see above).
+        unsafe { std::slice::from_raw_parts(room.as_ptr().cast::<u8>(), n).to_vec() }
+    };
+    for (i, chunk) in chunks(data, sizes).enumerate() {
+        let r = next_room();
+        match stream.write(chunk, &mut room[..r]).expect("no misuse") {
+            Piece::Data(n) => out.extend(bytes(&room, n)),
+            Piece::NeedInput if stream.is_identity() => out.extend_from_slice(chunk),
+            Piece::NeedInput => {}
+            Piece::Failed => return failed(&stream),
+            Piece::Done => panic!("done before the end"),
+        }
+        for _ in 0..reads[i % reads.len()] {
+            let r = next_room();
+            match stream.read(&mut room[..r]).expect("no misuse") {
+                Piece::Data(n) => out.extend(bytes(&room, n)),
+                Piece::NeedInput => break,
+                Piece::Failed => return failed(&stream),
+                Piece::Done => panic!("done before the end"),
+            }
+        }
+    }
+    stream.end().expect("no misuse");
+    loop {
+        let r = next_room();
+        match stream.read(&mut room[..r]).expect("no misuse") {
+            Piece::Data(n) => out.extend(bytes(&room, n)),
+            Piece::NeedInput => panic!("needs input after the end"),
+            Piece::Failed => return failed(&stream),
+            Piece::Done => return Ok(out),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// BodyStream is Body handed out piece by piece: for any body (unencoded, encoded,
+    /// corrupt or cut), declared length, limit, chunking, reader room and pace of reading,
+    /// it hands out exactly Body's bytes, or fails with exactly Body's error.
+    #[test]
+    fn a_stream_gives_bodys_bytes_and_bodys_error_under_any_chunking_and_pace(
+        format in prop::option::of(format()),
+        len in 0usize..60 * KIB,
+        seed in any::<u64>(),
+        compressible in any::<bool>(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 0..3),
+        cut in prop::option::of(any::<prop::sample::Index>()),
+        declared_pick in 0u8..4,
+        limit_pick in 0u8..7,
+        sizes in prop::collection::vec(1usize..20 * KIB, 1..6),
+        rooms in prop::collection::vec(prop_oneof![1usize..64, 1usize..70 * KIB], 1..6),
+        reads in prop::collection::vec(0u8..4, 1..6),
+    ) {
+        let data = sample(len, seed, compressible);
+        let mut sent = match format {
+            Some(f) => f.encode(&data),
+            None => data.clone(),
+        };
+        for (at, x) in &flips {
+            if !sent.is_empty() && format.is_some() {
+                let i = at.index(sent.len());
+                sent[i] ^= x;
+            }
+        }
+        if let Some(cut) = cut.filter(|_| format.is_some()) {
+            let n = cut.index(sent.len() + 1);
+            sent.truncate(n);
+        }
+        let n = sent.len() as u64;
+        let declared = match declared_pick {
+            0 => None,
+            1 => Some(n),
+            2 => Some(n.saturating_sub(1)),
+            _ => Some(n + 1),
+        };
+        let d = data.len() as u64;
+        let limit = match limit_pick {
+            0 => n,
+            1 => n.saturating_sub(1),
+            2 => d,
+            3 => d.saturating_sub(1),
+            4 => seed % (64 * KIB as u64),
+            5 => u64::MAX,
+            _ => u64::MAX >> 11,
+        };
+        let options = BodyOptions {
+            content_length: declared,
+            limit,
+            max_preallocated: 1 << 20,
+            content_encoding: format.map(|f| f.header().into()),
+            decode: true,
+        };
+        let expected = run(Body::new(&options), &sent, &sizes);
+        prop_assert_eq!(stream_run(&options, &sent, &sizes, &rooms, &reads), expected);
     }
 }

@@ -283,7 +283,7 @@ pub unsafe extern "C" fn error(env: Env, info: sys::napi_callback_info) -> Value
 
 /// # Safety
 /// `env` must be the running callback's.
-unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
+pub(super) unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
     // SAFETY: the caller's env, for every call below.
     unsafe {
         let o = object(env)?;

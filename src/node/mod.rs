@@ -3,6 +3,7 @@
 mod body;
 mod buffer;
 mod raw;
+mod stream;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -59,7 +60,7 @@ pub fn init(exports: Object) -> Result<()> {
     let functions: [(
         &str,
         unsafe extern "C" fn(raw::Env, napi::sys::napi_callback_info) -> raw::Value,
-    ); 9] = [
+    ); 15] = [
         ("create", body::create),
         ("push", body::push),
         ("finish", body::finish),
@@ -67,6 +68,12 @@ pub fn init(exports: Object) -> Result<()> {
         ("error", body::error),
         ("sizes", body::sizes),
         ("finishString", body::finish_string),
+        ("streamCreate", stream::stream_create),
+        ("streamWrite", stream::stream_write),
+        ("streamRead", stream::stream_read),
+        ("streamEnd", stream::stream_end),
+        ("streamAbort", stream::stream_abort),
+        ("streamError", stream::stream_error),
         ("stats", stats),
         ("setPoolLimit", set_pool_limit),
     ];

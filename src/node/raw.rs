@@ -8,6 +8,7 @@
 //! exception instead of undefined behaviour or an unwind into Node.
 
 use std::ffi::{c_void, CString};
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -324,6 +325,63 @@ pub unsafe fn get_chunk<'a>(env: Env, value: Value) -> Result<Chunk<'a>> {
         Chunk::Bytes(bytes) if bytes.as_ptr() == data.cast_const().cast() => Chunk::Bytes(bytes),
         _ => Chunk::Refused,
     })
+}
+
+/// Room to write into: the memory of a Uint8Array (a Buffer) over a non-shared
+/// ArrayBuffer, within its buffer's current bounds, borrowed mutably for this call only;
+/// `None` for anything else (not a Uint8Array, shared memory, detached, out of bounds).
+/// The slice is made from N-API's own pointer, never from a shared borrow, so writing
+/// through it is sound; the caller must not hold another borrow of the same memory (see
+/// `overlaps`).
+///
+/// # Safety
+/// `env` must be live and `value` a value of it; the slice must not outlive the callback.
+pub unsafe fn get_room<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeUninit<u8>]>> {
+    if !is!(napi_is_typedarray, env, value)? {
+        return Ok(None);
+    }
+    let (mut kind, mut count) = (0, 0usize);
+    let mut data: *mut c_void = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    // SAFETY: a typed array of this env; every out-pointer outlives the call.
+    check(unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut count,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })?;
+    // 1: napi_uint8_array. A view of a SharedArrayBuffer has no ArrayBuffer to N-API.
+    if kind != 1 || buffer.is_null() || !is!(napi_is_arraybuffer, env, buffer)? {
+        return Ok(None);
+    }
+    let mut base: *mut c_void = ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: a non-shared ArrayBuffer of this env; out-pointers outlive the call.
+    check(unsafe { sys::napi_get_arraybuffer_info(env, buffer, &mut base, &mut len) })?;
+    let in_bounds = offset.checked_add(count).is_some_and(|end| end <= len);
+    if count == 0 || !in_bounds || data.is_null() || data != base.wrapping_byte_add(offset) {
+        // An empty view may be detached or outside a resized buffer: no room either way.
+        return Ok(None);
+    }
+    // SAFETY: `data` points at `count` bytes inside a non-shared, attached ArrayBuffer
+    // owned by this isolate (checked above); no JS runs while the slice lives, and any
+    // byte pattern is a valid MaybeUninit<u8>.
+    Ok(Some(unsafe {
+        std::slice::from_raw_parts_mut(data.cast::<MaybeUninit<u8>>(), count)
+    }))
+}
+
+/// True when two byte ranges share any byte (a chunk and the room it is decoded into
+/// must not: one is read while the other is written).
+pub fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a_len != 0 && b_len != 0 && a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
 }
 
 /// `buffer[start..end]` (to its end when `end` is `None`), if attached and in bounds.

@@ -50,6 +50,10 @@ struct Layer {
     decoder: Box<dyn Decode>,
     /// Output room for this layer when another layer decodes after it.
     scratch: Box<[MaybeUninit<u8>]>,
+    /// For `pull`: the bytes of `scratch` written and not yet decoded by the next layer
+    /// (`run` never leaves any).
+    start: usize,
+    end: usize,
 }
 
 /// The decoders of one body, in decoding order.
@@ -89,6 +93,8 @@ impl Decoder {
                 } else {
                     vec![MaybeUninit::uninit(); SCRATCH].into_boxed_slice()
                 },
+                start: 0,
+                end: 0,
             })
             .collect();
         Some(Decoder { layers })
@@ -97,6 +103,20 @@ impl Decoder {
     /// Decodes `input` completely: everything it yields is in the sink on return.
     pub fn push(&mut self, input: &[u8], sink: &mut dyn Sink) -> Result<(), BodyError> {
         run(&mut self.layers, input, sink)
+    }
+
+    /// Decodes from `input` (advancing it past what was used) into `out`, and stops when
+    /// `out` is full or when all of `input` is decoded and no layer holds output back:
+    /// `Ok(0)` with room offered means more input is needed. What a layer holds is kept
+    /// for the next call, so output is bounded per call whatever the expansion (a stream
+    /// hands out decoded bytes as its reader takes them; `push` instead decodes a whole
+    /// chunk into a sink that grows).
+    pub fn pull(
+        &mut self,
+        input: &mut &[u8],
+        out: &mut [MaybeUninit<u8>],
+    ) -> Result<usize, BodyError> {
+        pull(&mut self.layers, input, out)
     }
 
     /// At the end of the body: every stream must have ended.
@@ -148,6 +168,66 @@ fn run(layers: &mut [Layer], mut input: &[u8], sink: &mut dyn Sink) -> Result<()
             return Err(invalid(coding, Invalid::Corrupt));
         }
     }
+}
+
+/// `Decoder::pull` for `layers`, the last of which writes to `out`; each layer before it
+/// is refilled from its own input only when the next layer has used all it wrote.
+fn pull(
+    layers: &mut [Layer],
+    input: &mut &[u8],
+    out: &mut [MaybeUninit<u8>],
+) -> Result<usize, BodyError> {
+    let Some((layer, outer)) = layers.split_last_mut() else {
+        return Ok(0);
+    };
+    let coding = layer.coding;
+    let mut written = 0;
+    while written < out.len() {
+        let (step, left) = match outer.last_mut() {
+            None => {
+                let step = layer
+                    .decoder
+                    .decode(input, &mut out[written..])
+                    .map_err(|r| invalid(coding, r))?;
+                *input = &input[step.consumed..];
+                (step, input.len())
+            }
+            Some(before) => {
+                // SAFETY: the layer before wrote (initialized) scratch[start..end].
+                let held = unsafe { assume_init(&before.scratch[before.start..before.end]) };
+                let step = layer
+                    .decoder
+                    .decode(held, &mut out[written..])
+                    .map_err(|r| invalid(coding, r))?;
+                before.start += step.consumed;
+                (step, before.end - before.start)
+            }
+        };
+        written += step.written;
+        if step.more {
+            continue;
+        }
+        if left > 0 {
+            if step.consumed == 0 && step.written == 0 {
+                // As in `run`: input left, room offered, nothing done.
+                return Err(invalid(coding, Invalid::Corrupt));
+            }
+            continue;
+        }
+        // This layer used all its input: refill it from the layers before, if any.
+        let Some(before) = outer.last_mut() else {
+            return Ok(written);
+        };
+        let mut scratch = std::mem::take(&mut before.scratch);
+        let refilled = pull(outer, input, &mut scratch);
+        let before = outer.last_mut().expect("checked above");
+        before.scratch = scratch;
+        (before.start, before.end) = (0, refilled?);
+        if before.end == 0 {
+            return Ok(written);
+        }
+    }
+    Ok(written)
 }
 
 /// # Safety

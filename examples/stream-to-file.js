@@ -1,0 +1,45 @@
+'use strict'
+// Streams each upload to a file in the system's temporary directory, with backpressure:
+// a slow disk slows the client down (res.pause()), never the server's memory.
+//   node examples/stream-to-file.js
+//   curl -T big.iso http://127.0.0.1:3000/upload       (PUT)
+//   curl --data-binary @big.iso http://127.0.0.1:3000/upload
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const crypto = require('node:crypto')
+const { pipeline } = require('node:stream/promises')
+const uWS = require('uWebSockets.js')
+const { bodyStream } = require('..')
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
+
+uWS.App().any('/upload', (res, req) => {
+  const file = path.join(dir, crypto.randomUUID())
+  // Up to 10 GiB, decoded (gzip, br, zstd, deflate), and done within an hour.
+  const body = bodyStream(res, req, { limit: '10gb', timeout: 3600_000 })
+  pipeline(body, fs.createWriteStream(file)).then(
+    () => {
+      if (!res.aborted) res.cork(() => res.end(`stored ${fs.statSync(file).size} bytes\n`))
+    },
+    (err) => {
+      fs.rm(file, { force: true }, () => {})
+      if (res.aborted) return // client gone: res must not be touched
+      // An error before the body ended: answer and close, or uWS keeps the connection
+      // and reads (and drops) the rest of the body.
+      res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.message}\n`, true))
+    }
+  )
+}).post('/hash', (res, req) => {
+  // for await: the body piece by piece, here into a hash.
+  const hash = crypto.createHash('sha256')
+  const body = bodyStream(res, req)
+  ;(async () => {
+    for await (const chunk of body) hash.update(chunk)
+    if (!res.aborted) res.cork(() => res.end(`${hash.digest('hex')}\n`))
+  })().catch((err) => {
+    if (!res.aborted) res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.message}\n`, true))
+  })
+}).listen('127.0.0.1', 3000, (token) => {
+  if (token) console.log(`uploads go to ${dir}; try: curl -T somefile http://127.0.0.1:3000/upload`)
+})

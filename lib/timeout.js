@@ -1,0 +1,55 @@
+'use strict'
+// The `timeout` option: a deadline for a whole body to arrive. uWS closes a socket after
+// about 10 s with no data at all, but a client that sends a byte every few seconds keeps
+// a body (and whatever it pins) open for as long as it likes; the deadline ends that.
+const errors = require('./errors')
+const { describe } = require('./options')
+
+// Node's http.Server requestTimeout default (300 s since Node 18): a buffered body that
+// has not arrived in five minutes is a client holding memory, not an upload. Streams get
+// none by default (see lib/stream.js).
+const DEFAULT_TIMEOUT = 300000
+// setTimeout fires at once for more than 2^31 - 1 ms (with a warning): refused instead.
+const MAX_TIMEOUT = 0x7fffffff
+
+/** The option in ms: 0 means none (so do undefined/null for `fallback` 0, and Infinity). */
+function parseTimeout (value, fallback) {
+  if (value === undefined || value === null) return fallback
+  if (value === Infinity || value === 0) return 0
+  if (typeof value === 'number' && value > 0 && value <= MAX_TIMEOUT) return value
+  throw new TypeError(`uws-body: timeout must be a number of milliseconds from 1 to ${MAX_TIMEOUT}, or 0 / Infinity for none, got ${typeof value === 'number' ? value : describe(value)}`)
+}
+
+/**
+ * Calls `onTimeout()` in `ms` unless cleared; returns the clear function (0 ms: none, and
+ * a no-op clear). The timer is unref'd: a pending body never keeps a process alive.
+ */
+function startTimer (ms, onTimeout) {
+  if (ms === 0) return noop
+  const timer = setTimeout(onTimeout, ms)
+  timer.unref()
+  return () => clearTimeout(timer)
+}
+
+const noop = () => {}
+
+/**
+ * For code built on BodyAccumulator: if the body is not finished or aborted within `ms`,
+ * aborts it (its memory goes at once) and calls `onTimeout(err)` with a 408
+ * `request.timeout` BodyError. Returns a function that cancels the deadline: call it on
+ * every end path (finish, error, abort).
+ */
+function bodyTimeout (accumulator, ms, onTimeout) {
+  if (accumulator === null || typeof accumulator !== 'object' || typeof accumulator.abort !== 'function') {
+    throw new TypeError(`uws-body: bodyTimeout(accumulator, ms, onTimeout) needs a BodyAccumulator, got ${describe(accumulator)}`)
+  }
+  if (typeof onTimeout !== 'function') throw new TypeError('uws-body: bodyTimeout: onTimeout must be a function')
+  const timeout = parseTimeout(ms, 0)
+  return startTimer(timeout, () => {
+    const received = accumulator.received
+    accumulator.abort()
+    onTimeout(errors.timedOut(timeout, received))
+  })
+}
+
+module.exports = { DEFAULT_TIMEOUT, parseTimeout, startTimer, bodyTimeout }

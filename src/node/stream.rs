@@ -1,0 +1,271 @@
+//! The per-stream functions behind `bodyStream` (lib/stream.js): a `BodyStream` lives
+//! behind a JS external, tagged as a stream's, that frees it if the JS side is dropped
+//! without an end or an abort. Decoded bytes are written straight into a Buffer the JS
+//! side allocated (the one copy), so nothing here hands memory to V8.
+
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use napi::sys;
+
+use super::body::error_object;
+use super::raw::*;
+use crate::core::{BodyOptions, BodyStream, Misuse, Read};
+
+/// Marks the externals that hold a `BodyStream`: a body's external (body.rs's tag) or
+/// any other addon's is never read as a stream. (A random 128-bit value.)
+const STREAM_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x2d91_c4e7_0b5a_f316,
+    upper: 0x8a07_e3d2_5f6c_19b4,
+};
+
+/// The external's finalizer: the JS handle is garbage, and the stream with it.
+///
+/// # Safety
+/// Called by Node only, once, as the finalizer of the value it was registered with.
+unsafe extern "C" fn drop_stream(_env: Env, data: *mut c_void, _hint: *mut c_void) {
+    finalizer(|| {
+        // SAFETY: `data` is the Box that stream_create() gave to this external alone, and
+        // Node calls an external's finalizer once.
+        drop(unsafe { Box::from_raw(data.cast::<BodyStream>()) });
+    });
+}
+
+/// The `BodyStream` behind a tagged external, or a TypeError for any other value.
+///
+/// # Safety
+/// `env` must be the running callback's. The reference must not outlive the callback.
+unsafe fn stream<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut BodyStream> {
+    let not_a_stream = || type_error(format!("{call}: not a body stream"));
+    // SAFETY: valid env and value.
+    if unsafe { type_of(env, value)? } != sys::ValueType::napi_external {
+        return Err(not_a_stream());
+    }
+    let mut tagged = false;
+    // SAFETY: valid env, an external value, a static tag; `tagged` outlives the call.
+    check(unsafe { sys::napi_check_object_type_tag(env, value, &STREAM_TAG, &mut tagged) })?;
+    if !tagged {
+        return Err(not_a_stream());
+    }
+    let mut data = ptr::null_mut();
+    // SAFETY: an external; `data` outlives the call.
+    check(unsafe { sys::napi_get_value_external(env, value, &mut data) })?;
+    if data.is_null() {
+        return Err(not_a_stream());
+    }
+    // SAFETY: only stream_create() tags externals with STREAM_TAG, and their data is a
+    // live Box<BodyStream> until the external's finalizer, which cannot run while JS
+    // holds `value`. No JS runs during this callback, so this is the only reference.
+    Ok(unsafe { &mut *data.cast::<BodyStream>() })
+}
+
+/// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
+/// and parsed the options; a negative contentLength means unknown.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [length, limit, encoding, decode] = args::<4>(env, info)?;
+            let (Some(length), Some(limit)) = (get_f64(env, length)?, get_f64(env, limit)?) else {
+                return Err(type_error("streamCreate(contentLength, limit): numbers"));
+            };
+            let options = BodyOptions {
+                content_length: (length >= 0.0).then_some(length as u64),
+                // `as` saturates: NaN is 0, Infinity is u64::MAX.
+                limit: limit.max(0.0) as u64,
+                max_preallocated: 0,
+                content_encoding: get_string(env, encoding)?,
+                decode: get_bool(env, decode)? != Some(false),
+            };
+            let stream = Box::into_raw(Box::new(BodyStream::new(&options)));
+            let mut result = ptr::null_mut();
+            let status = sys::napi_create_external(
+                env,
+                stream.cast(),
+                Some(drop_stream),
+                ptr::null_mut(),
+                &mut result,
+            );
+            if status != sys::Status::napi_ok {
+                // No external exists, so no finalizer will run: the stream is still ours.
+                drop(Box::from_raw(stream));
+                return Err(Thrown::Status(status));
+            }
+            // From here the external owns the stream: on failure its finalizer frees it.
+            check(sys::napi_type_tag_object(env, result, &STREAM_TAG))?;
+            Ok(result)
+        })
+    }
+}
+
+fn misuse(call: &str, misuse: Misuse) -> Thrown {
+    let after = match misuse {
+        Misuse::AfterFinish => "the end",
+        Misuse::AfterAbort => "abort",
+    };
+    Thrown::Error {
+        code: "ERR_BODY_STATE",
+        message: format!("bodyStream: {call}() after {after}"),
+    }
+}
+
+/// `out[offset..]`: the room the caller offers (a Uint8Array and an index into it).
+///
+/// # Safety
+/// As `get_room`.
+unsafe fn room_at<'a>(
+    env: Env,
+    out: Value,
+    offset: Value,
+    call: &str,
+) -> Result<&'a mut [MaybeUninit<u8>]> {
+    let bad = || {
+        type_error(format!(
+            "{call}: out must be a Uint8Array and offset an index into it"
+        ))
+    };
+    // SAFETY: as the caller promised.
+    let room = unsafe { get_room(env, out)? }.ok_or_else(bad)?;
+    // SAFETY: as the caller promised.
+    let offset = unsafe { get_f64(env, offset)? }.ok_or_else(bad)?;
+    if !(offset >= 0.0 && offset <= room.len() as f64 && offset.fract() == 0.0) {
+        return Err(bad());
+    }
+    Ok(&mut room[offset as usize..])
+}
+
+/// What a `Read` is in JS: a number of bytes written (0: nothing until the next chunk),
+/// `true` once the body ended and every rule held, `false` once it failed (see
+/// streamError()).
+///
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn read_value(env: Env, read: Read) -> Result<Value> {
+    // SAFETY: the caller's env.
+    unsafe {
+        match read {
+            Read::Data(n) => number(env, n as f64),
+            Read::NeedInput => number(env, 0.0),
+            Read::Done => boolean(env, true),
+            Read::Failed => boolean(env, false),
+        }
+    }
+}
+
+/// streamWrite(stream, chunk, out, offset) -> true (an unencoded chunk, accepted: the
+/// caller copies it on) | n (an encoded one: n decoded bytes written at out[offset..];
+/// the rest of the chunk is held for streamRead) | false (failed) | null (not a chunk
+/// this function reads: lib/chunk.js says why). `out` is read only for an encoded body.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_write(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle, chunk, out, offset] = args::<4>(env, info)?;
+            let stream = stream(env, handle, "streamWrite")?;
+            let bytes = match get_chunk(env, chunk)? {
+                Chunk::Bytes(bytes) => bytes,
+                Chunk::Refused => return null(env),
+            };
+            let mut none: [MaybeUninit<u8>; 0] = [];
+            let room = if stream.is_identity() {
+                &mut none[..]
+            } else {
+                room_at(env, out, offset, "streamWrite")?
+            };
+            if overlaps(
+                bytes.as_ptr(),
+                bytes.len(),
+                room.as_ptr().cast(),
+                room.len(),
+            ) {
+                return Err(type_error("streamWrite: out overlaps the chunk"));
+            }
+            match stream.write(bytes, room) {
+                Ok(Read::NeedInput) if stream.is_identity() => boolean(env, true),
+                Ok(read) => read_value(env, read),
+                Err(m) => Err(misuse("streamWrite", m)),
+            }
+        })
+    }
+}
+
+/// streamRead(stream, out, offset) -> n (decoded bytes written at out[offset..]; 0:
+/// nothing until the next chunk) | true (ended, every rule held) | false (failed).
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_read(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle, out, offset] = args::<3>(env, info)?;
+            let stream = stream(env, handle, "streamRead")?;
+            let mut none: [MaybeUninit<u8>; 0] = [];
+            let room = if stream.is_identity() {
+                &mut none[..]
+            } else {
+                room_at(env, out, offset, "streamRead")?
+            };
+            match stream.read(room) {
+                Ok(read) => read_value(env, read),
+                Err(m) => Err(misuse("streamRead", m)),
+            }
+        })
+    }
+}
+
+/// streamEnd(stream): the last chunk was written (uWS's isLast).
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_end(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            match stream(env, handle, "streamEnd")?.end() {
+                Ok(()) => null(env),
+                Err(m) => Err(misuse("streamEnd", m)),
+            }
+        })
+    }
+}
+
+/// streamAbort(stream): releases everything now. Idempotent.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_abort(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            stream(env, handle, "streamAbort")?.abort();
+            null(env)
+        })
+    }
+}
+
+/// streamError(stream) -> null | the error's fields, as body.rs's error().
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_error(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            match stream(env, handle, "streamError")?.error() {
+                Some(e) => error_object(env, e),
+                None => null(env),
+            }
+        })
+    }
+}
