@@ -115,3 +115,26 @@ test('the Express parsers under ultimate-express: 408 to the error handler', asy
   }
   assert.equal(await bytesInUseAfterGc(), 0)
 })
+
+test('deadlines of 10 s and more share one sweep: each fires once, after its time, never when cleared', () => {
+  // Sweeps are called with a clock value; earlier tests left bodies that never end (300 s
+  // deadlines, registered seconds ago), which these sweeps stay short of.
+  const { startTimer, sweep, pendingDeadlines } = require('../lib/timeout')
+  const fired = []
+  const start = Date.now()
+  const before = pendingDeadlines()
+  startTimer(200000, () => fired.push('a'))
+  const clearB = startTimer(200000, () => fired.push('b'))
+  startTimer(20000, () => fired.push('c'))
+  assert.equal(pendingDeadlines(), before + 3)
+  clearB()
+  sweep(start + 19000)
+  assert.deepEqual(fired, [], 'nothing before its time')
+  sweep(start + 20001 + 1000)
+  assert.deepEqual(fired, ['c'])
+  sweep(start + 200001 + 1000)
+  assert.deepEqual(fired, ['c', 'a'], 'the cleared one never fires')
+  sweep(start + 250000)
+  assert.deepEqual(fired, ['c', 'a'], 'each fires once')
+  assert.equal(pendingDeadlines(), before)
+})
