@@ -30,6 +30,38 @@
 //! - every limit is an error (busboy truncates and emits an event, multer then fails),
 //!   raised as soon as the bytes break it, and limits are inclusive maxima (`limits`);
 //! - a `filename*` in a charset other than UTF-8 and latin1 is ignored (`filename` used).
+//!
+//! Driving it, as a binding does from uWS's `onData(chunk, isLast)`: offer the chunk
+//! until it is consumed, take each event, and after the last chunk call `end`:
+//!
+//! ```
+//! use uws_body::core::multipart::{Boundary, Event, Limits, Multipart};
+//!
+//! let boundary = Boundary::from_content_type(b"multipart/form-data; boundary=XyZ").unwrap();
+//! let mut parser = Multipart::new(&boundary, Limits::default());
+//! let body: &[u8] = b"--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--XyZ--";
+//! let (mut names, mut data) = (Vec::new(), Vec::new());
+//! for (i, chunk) in body.chunks(7).enumerate() {
+//!     let mut input = chunk;
+//!     loop {
+//!         let step = parser.next(input, 64 * 1024).unwrap();
+//!         input = &input[step.consumed..];
+//!         match step.event {
+//!             Event::Part(head) => names.push(head.name.clone()),
+//!             Event::Data(bytes) => data.extend_from_slice(bytes), // the one copy
+//!             Event::PartEnd => {}
+//!             Event::NeedInput => break,
+//!             Event::Done => break, // answer now; the rest of the body is ignored
+//!             Event::Failed => panic!("{:?}", parser.error()), // status(), code()
+//!         }
+//!     }
+//!     if i == body.len().div_ceil(7) - 1 {
+//!         parser.end().unwrap(); // isLast: a body without its final delimiter fails here
+//!         assert_eq!(parser.next(&[], 1).unwrap().event, Event::Done);
+//!     }
+//! }
+//! assert_eq!((names, data), (vec![Some(b"a".to_vec())], b"1".to_vec()));
+//! ```
 
 mod boundary;
 mod disposition;
@@ -302,7 +334,7 @@ impl Multipart {
     /// As `next`, with a part's data copied into `out` (`Piece::Data(n)`: the first `n`
     /// bytes of `out`), and the head of `Piece::Part` in `head()`: the form a binding
     /// that hands data on in its own buffers needs. An empty `out` gives `Data(0)` and
-    /// consumes nothing. Returns the bytes of `input` consumed and the piece.
+    /// consumes nothing (unless the parser is done or failed). Returns the bytes of `input` consumed and the piece.
     pub fn read(
         &mut self,
         input: &[u8],
@@ -311,6 +343,8 @@ impl Multipart {
         if out.is_empty() {
             return match self.state {
                 State::Aborted => Err(Misuse::AfterAbort),
+                State::Failed(_) => Ok((input.len(), Piece::Failed)),
+                State::Done => Ok((input.len(), Piece::Done)),
                 _ => Ok((0, Piece::Data(0))),
             };
         }

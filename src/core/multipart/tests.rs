@@ -828,6 +828,9 @@ fn an_empty_room_does_nothing_and_misuse_is_reported() {
     assert_eq!(m.read(b"--", &mut []), Ok((0, Piece::Data(0))));
     assert_eq!(m.end(), Ok(()));
     assert_eq!(m.end(), Err(Misuse::AfterFinish));
+    assert_eq!(m.next(b"", 1).unwrap().event, Event::Failed);
+    assert_eq!(m.read(b"xy", &mut []), Ok((2, Piece::Failed)));
+    assert_eq!(m.error(), Some(&MultipartError::Truncated(Where::Preamble)));
     m.abort();
     assert_eq!(m.next(b"", 1), Err(Misuse::AfterAbort));
     assert_eq!(
