@@ -29,7 +29,9 @@
 //! - a folded header line is an error, not joined;
 //! - every limit is an error (busboy truncates and emits an event, multer then fails),
 //!   raised as soon as the bytes break it, and limits are inclusive maxima (`limits`);
-//! - a `filename*` in a charset other than UTF-8 and latin1 is ignored (`filename` used).
+//! - a `filename*` in a charset other than UTF-8 and latin1 is ignored (`filename` used);
+//! - no delimiter is looked for inside a header block (busboy's search runs there too and
+//!   then splices the block together): such a block is malformed, or over its bound.
 //!
 //! Driving it, as a binding does from uWS's `onData(chunk, isLast)`: offer the chunk
 //! until it is consumed, take each event, and after the last chunk call `end`:
