@@ -28,3 +28,20 @@ encoded.slice(0, 5).forEach((body, i) => {
   fs.writeFileSync(path.join(dir('body'), `enc-${i}`), Buffer.concat([Buffer.from([0xff, 0xff, 1, 0, 4, codingIndex[i], 0, 3]), body]))
 })
 fs.writeFileSync(path.join(dir('body'), 'identity'), Buffer.concat([Buffer.from([0x00, 0x10, 1, 0, 1, 2, 0, 1]), text]))
+// multipart: [boundary (index; >= 0x80: a content-type line first), size scale, parts,
+// files|fields, header size, name size|header pairs, step, room] + body
+// (fuzz_targets/multipart.rs)
+const B = '----WebKitFormBoundary7MA4YWxkTrZu0gW'
+const form = Buffer.concat([
+  Buffer.from(`preamble\r\n--${B}\r\nContent-Disposition: form-data; name="title"\r\n\r\nHello\r\n`),
+  Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="doc"; filename="a.txt"; filename*=UTF-8''%E2%82%AC.txt\r\n`),
+  Buffer.from(`Content-Type: text/plain; charset=utf-8\r\n\r\n`),
+  Buffer.from(`line\r\n--${B.slice(0, 20)}\r\n-\r`), text.subarray(0, 300),
+  Buffer.from(`\r\n--${B}\r\nContent-Disposition: form-data; name="empty"; filename=""\r\n`),
+  Buffer.from('Content-Type: application/octet-stream\r\n\r\n'),
+  Buffer.from(`\r\n--${B}--\r\nepilogue`)
+])
+fs.writeFileSync(path.join(dir('multipart'), 'form'), Buffer.concat([Buffer.from([1, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0]), form]))
+fs.writeFileSync(path.join(dir('multipart'), 'form-limited'), Buffer.concat([Buffer.from([1, 2, 3, 0x22, 2, 0x24, 0, 3]), form]))
+fs.writeFileSync(path.join(dir('multipart'), 'content-type'), Buffer.concat([Buffer.from([0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 9]),
+  Buffer.from(`multipart/form-data; boundary="${B}"\n`), form]))

@@ -5,6 +5,7 @@ pub mod decode;
 pub mod encoding;
 pub mod error;
 pub mod memory;
+pub mod multipart;
 pub mod pool;
 pub mod stream;
 
