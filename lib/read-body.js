@@ -3,7 +3,7 @@ const { BodyAccumulator } = require('./accumulator')
 const { describe } = require('./options')
 const { bindOnce } = require('./async-context')
 const errors = require('./errors')
-const { DEFAULT_TIMEOUT, parseTimeout, startTimer } = require('./timeout')
+const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
 
 // Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
 // both functions throw them synchronously as TypeErrors, before touching `res`, so they
@@ -48,11 +48,10 @@ function read (res, req, options, finish) {
 
   return new Promise((resolve, reject) => {
     let settled = false
-    let clearTimer = null
+    const deadline = deadlineOf(timeout)
     const settle = (error, body) => {
       if (settled) return
       settled = true
-      if (clearTimer !== null) clearTimer()
       if (error) reject(error)
       else resolve(body)
     }
@@ -66,15 +65,13 @@ function read (res, req, options, finish) {
     // still gets an onData handler: its bytes are then dropped by push() without work,
     // and the handler is free to answer with the error's status at once.
     if (accumulator.error !== null) settle(accumulator.error)
-    if (!settled) {
-      clearTimer = startTimer(timeout, () => {
-        const received = accumulator.received
-        accumulator.abort()
-        settle(errors.timedOut(timeout, received))
-      })
-    }
     res.onData((chunk, isLast) => {
       if (settled) return
+      if (passed(deadline)) {
+        const received = accumulator.received
+        accumulator.abort()
+        return settle(errors.timedOut(timeout, received))
+      }
       if (!accumulator.push(chunk)) return settle(accumulator.error)
       if (isLast) {
         let body

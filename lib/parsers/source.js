@@ -31,7 +31,7 @@
 // chunk into a stream Buffer before we see it; the second copy (into the body) is ours.
 const { BodyAccumulator } = require('../accumulator')
 const errors = require('../errors')
-const { startTimer } = require('../timeout')
+const { deadlineOf, passed } = require('../timeout')
 
 const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
 const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
@@ -99,11 +99,10 @@ function readInto (source, req, res, options, done) {
   }
   const acc = new BodyAccumulator(options)
   let settled = false
-  let clearTimer = null
+  const deadline = deadlineOf(options.timeout)
   const settle = (error) => {
     if (settled) return
     settled = true
-    if (clearTimer !== null) clearTimer()
     if (error) {
       acc.abort()
       done(error)
@@ -113,6 +112,11 @@ function readInto (source, req, res, options, done) {
   }
   const onChunk = (chunk, isLast) => {
     if (settled) return
+    if (passed(deadline)) {
+      const received = acc.received
+      acc.abort()
+      return settle(errors.timedOut(options.timeout, received))
+    }
     if (!acc.push(chunk)) return settle(acc.error)
     if (isLast) settle(null)
   }
@@ -143,13 +147,6 @@ function readInto (source, req, res, options, done) {
     }
   }
   if (acc.error !== null) settle(acc.error)
-  if (!settled) {
-    clearTimer = startTimer(options.timeout, () => {
-      const received = acc.received
-      acc.abort()
-      settle(errors.timedOut(options.timeout, received))
-    })
-  }
 }
 
 const EMPTY = new Uint8Array(0)
