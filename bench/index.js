@@ -95,7 +95,11 @@ quarter: that is most of its excess over the bytes held.
 
 ${memory.render(mem)}
 `
-  fs.writeFileSync(path.join(__dirname, 'RESULTS.md'), md)
+  // The streaming section (`npm run bench:stream`, pasted last) is kept as it is.
+  const file = path.join(__dirname, 'RESULTS.md')
+  const previous = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''
+  const streaming = previous.indexOf('\n## Streaming')
+  fs.writeFileSync(file, streaming >= 0 ? md + previous.slice(streaming) : md)
   console.error(`wrote bench/RESULTS.md and bench/results.svg in ${((Date.now() - started) / 1000).toFixed(0)} s`)
 }
 
