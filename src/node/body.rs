@@ -1,12 +1,12 @@
 //! The per-body functions: a `Body` lives behind a JS external that frees it if the
 //! JS side is dropped without finish() or abort().
 
-use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
 
 use super::buffer::into_buffer;
+use super::external;
 use super::raw::*;
 use crate::core::{Body, BodyError, BodyOptions, FinishError, Misuse};
 
@@ -18,45 +18,17 @@ const BODY_TAG: sys::napi_type_tag = sys::napi_type_tag {
     upper: 0xb4e1_06c3_2a9f_d815,
 };
 
-/// The external's finalizer: the JS handle is garbage, and the body with it.
-///
-/// # Safety
-/// Called by Node only, once, as the finalizer of the value it was registered with.
-unsafe extern "C" fn drop_body(_env: Env, data: *mut c_void, _hint: *mut c_void) {
-    finalizer(|| {
-        // SAFETY: `data` is the Box that create() gave to this external alone, and Node
-        // calls an external's finalizer once.
-        drop(unsafe { Box::from_raw(data.cast::<Body>()) });
-    });
-}
-
 /// The `Body` behind a tagged external, or a TypeError for any other value.
 ///
 /// # Safety
 /// `env` must be the running callback's. The reference must not outlive the callback.
 unsafe fn body<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut Body> {
-    let not_a_body = || type_error(format!("{call}: not a body"));
-    // SAFETY: valid env and value.
-    if unsafe { type_of(env, value)? } != sys::ValueType::napi_external {
-        return Err(not_a_body());
+    // SAFETY: as the caller promised; BODY_TAG is create()'s.
+    unsafe {
+        external::get(env, value, &BODY_TAG, || {
+            type_error(format!("{call}: not a body"))
+        })
     }
-    let mut tagged = false;
-    // SAFETY: valid env, an external value, a static tag; `tagged` outlives the call.
-    check(unsafe { sys::napi_check_object_type_tag(env, value, &BODY_TAG, &mut tagged) })?;
-    if !tagged {
-        return Err(not_a_body());
-    }
-    let mut data = ptr::null_mut();
-    // SAFETY: an external; `data` outlives the call.
-    check(unsafe { sys::napi_get_value_external(env, value, &mut data) })?;
-    if data.is_null() {
-        return Err(not_a_body());
-    }
-    // SAFETY: only create() tags externals with BODY_TAG, and their data is a live
-    // Box<Body> until the external's finalizer, which cannot run while JS holds `value`.
-    // JS is single-threaded and none runs during this callback, so this is the only
-    // reference.
-    Ok(unsafe { &mut *data.cast::<Body>() })
 }
 
 /// A length from JS, where a negative number means "none".
@@ -92,23 +64,7 @@ pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Valu
                 // Anything but `false` (an omitted argument included) decodes.
                 decode: get_bool(env, decode)? != Some(false),
             };
-            let body = Box::into_raw(Box::new(Body::new(&options)));
-            let mut result = ptr::null_mut();
-            let status = sys::napi_create_external(
-                env,
-                body.cast(),
-                Some(drop_body),
-                ptr::null_mut(),
-                &mut result,
-            );
-            if status != sys::Status::napi_ok {
-                // No external exists, so no finalizer will run: the body is still ours.
-                drop(Box::from_raw(body));
-                return Err(Thrown::Status(status));
-            }
-            // From here the external owns the body: on failure its finalizer frees it.
-            check(sys::napi_type_tag_object(env, result, &BODY_TAG))?;
-            Ok(result)
+            external::create(env, Body::new(&options), &BODY_TAG)
         })
     }
 }

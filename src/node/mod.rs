@@ -2,6 +2,7 @@
 
 mod body;
 mod buffer;
+mod external;
 mod raw;
 mod stream;
 

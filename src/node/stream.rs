@@ -3,13 +3,12 @@
 //! without an end or an abort. Decoded bytes are written straight into a Buffer the JS
 //! side allocated (the one copy), so nothing here hands memory to V8.
 
-use std::ffi::c_void;
 use std::mem::MaybeUninit;
-use std::ptr;
 
 use napi::sys;
 
 use super::body::error_object;
+use super::external;
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Misuse, Read};
 
@@ -20,44 +19,17 @@ const STREAM_TAG: sys::napi_type_tag = sys::napi_type_tag {
     upper: 0x8a07_e3d2_5f6c_19b4,
 };
 
-/// The external's finalizer: the JS handle is garbage, and the stream with it.
-///
-/// # Safety
-/// Called by Node only, once, as the finalizer of the value it was registered with.
-unsafe extern "C" fn drop_stream(_env: Env, data: *mut c_void, _hint: *mut c_void) {
-    finalizer(|| {
-        // SAFETY: `data` is the Box that stream_create() gave to this external alone, and
-        // Node calls an external's finalizer once.
-        drop(unsafe { Box::from_raw(data.cast::<BodyStream>()) });
-    });
-}
-
 /// The `BodyStream` behind a tagged external, or a TypeError for any other value.
 ///
 /// # Safety
 /// `env` must be the running callback's. The reference must not outlive the callback.
 unsafe fn stream<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut BodyStream> {
-    let not_a_stream = || type_error(format!("{call}: not a body stream"));
-    // SAFETY: valid env and value.
-    if unsafe { type_of(env, value)? } != sys::ValueType::napi_external {
-        return Err(not_a_stream());
+    // SAFETY: as the caller promised; STREAM_TAG is stream_create()'s.
+    unsafe {
+        external::get(env, value, &STREAM_TAG, || {
+            type_error(format!("{call}: not a body stream"))
+        })
     }
-    let mut tagged = false;
-    // SAFETY: valid env, an external value, a static tag; `tagged` outlives the call.
-    check(unsafe { sys::napi_check_object_type_tag(env, value, &STREAM_TAG, &mut tagged) })?;
-    if !tagged {
-        return Err(not_a_stream());
-    }
-    let mut data = ptr::null_mut();
-    // SAFETY: an external; `data` outlives the call.
-    check(unsafe { sys::napi_get_value_external(env, value, &mut data) })?;
-    if data.is_null() {
-        return Err(not_a_stream());
-    }
-    // SAFETY: only stream_create() tags externals with STREAM_TAG, and their data is a
-    // live Box<BodyStream> until the external's finalizer, which cannot run while JS
-    // holds `value`. No JS runs during this callback, so this is the only reference.
-    Ok(unsafe { &mut *data.cast::<BodyStream>() })
 }
 
 /// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
@@ -81,23 +53,7 @@ pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) 
                 content_encoding: get_string(env, encoding)?,
                 decode: get_bool(env, decode)? != Some(false),
             };
-            let stream = Box::into_raw(Box::new(BodyStream::new(&options)));
-            let mut result = ptr::null_mut();
-            let status = sys::napi_create_external(
-                env,
-                stream.cast(),
-                Some(drop_stream),
-                ptr::null_mut(),
-                &mut result,
-            );
-            if status != sys::Status::napi_ok {
-                // No external exists, so no finalizer will run: the stream is still ours.
-                drop(Box::from_raw(stream));
-                return Err(Thrown::Status(status));
-            }
-            // From here the external owns the stream: on failure its finalizer frees it.
-            check(sys::napi_type_tag_object(env, result, &STREAM_TAG))?;
-            Ok(result)
+            external::create(env, BodyStream::new(&options), &STREAM_TAG)
         })
     }
 }
