@@ -30,11 +30,13 @@ test('the room must be a Uint8Array of unshared, attached memory, and the offset
   const chunk = Buffer.from([0x1f])
   const detached = new Uint8Array(new ArrayBuffer(8))
   structuredClone(detached.buffer, { transfer: [detached.buffer] })
-  const resizable = new ArrayBuffer(64, { maxByteLength: 128 })
-  const outside = new Uint8Array(resizable, 32, 16)
-  resizable.resize(16)
   const rooms = [undefined, null, 1, 'room', {}, [], new ArrayBuffer(8), new Uint16Array(8), new DataView(new ArrayBuffer(8)),
-    new Uint8Array(new SharedArrayBuffer(8)), detached, outside, new Uint8Array(0)]
+    new Uint8Array(new SharedArrayBuffer(8)), detached, new Uint8Array(0)]
+  if (typeof ArrayBuffer.prototype.resize === 'function') { // resizable ArrayBuffers: Node 20+
+    const resizable = new ArrayBuffer(64, { maxByteLength: 128 })
+    rooms.push(new Uint8Array(resizable, 32, 16))
+    resizable.resize(16)
+  }
   for (const room of rooms) {
     assert.throws(() => native.streamWrite(stream, chunk, room, 0), { name: 'TypeError' }, String(room && room.constructor.name))
     assert.throws(() => native.streamRead(stream, room, 0), { name: 'TypeError' })
