@@ -14,7 +14,7 @@ class BodyError extends Error {
     this.type = fields.type
     this.code = fields.code
     this.expose = true
-    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset', 'timeout']) {
+    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset', 'timeout', 'field']) {
       if (fields[key] !== undefined) this[key] = fields[key]
     }
   }
@@ -35,7 +35,21 @@ const KINDS = {
   // The Express parsers' own errors (lib/parsers), with body-parser's status and type.
   ERR_BODY_CHARSET_UNSUPPORTED: [415, 'charset.unsupported', (f) => `unsupported charset "${f.charset.toUpperCase()}"`],
   ERR_BODY_PARAMETERS_TOO_MANY: [413, 'parameters.too.many', () => 'too many parameters'],
-  ERR_BODY_DEPTH_EXCEEDED: [400, 'querystring.parse.rangeError', () => 'The input exceeded the depth']
+  ERR_BODY_DEPTH_EXCEEDED: [400, 'querystring.parse.rangeError', () => 'The input exceeded the depth'],
+  // multipart/form-data (src/core/multipart/error.rs): the limits keep multer's codes
+  // and messages, so a MulterError can be made from any of them.
+  ERR_MULTIPART_CONTENT_TYPE: [415, 'multipart.unsupported', () => 'unsupported content type: multipart/form-data expected'],
+  ERR_MULTIPART_BOUNDARY: [400, 'multipart.boundary', (f) => `invalid multipart boundary (${f.reason})`],
+  ERR_MULTIPART_HEADER: [400, 'multipart.header', (f) => `malformed part header (${f.reason})`],
+  ERR_MULTIPART_TRUNCATED: [400, 'multipart.truncated', (f) => `unexpected end of form (in the ${f.reason})`],
+  LIMIT_PART_COUNT: [413, 'multipart.limit', () => 'Too many parts'],
+  LIMIT_FILE_SIZE: [413, 'multipart.limit', () => 'File too large'],
+  LIMIT_FILE_COUNT: [413, 'multipart.limit', () => 'Too many files'],
+  LIMIT_FIELD_KEY: [413, 'multipart.limit', () => 'Field name too long'],
+  LIMIT_FIELD_VALUE: [413, 'multipart.limit', () => 'Field value too long'],
+  LIMIT_FIELD_COUNT: [413, 'multipart.limit', () => 'Too many fields'],
+  LIMIT_HEADER_PAIRS: [413, 'multipart.limit', () => 'Too many header pairs'],
+  LIMIT_HEADER_SIZE: [413, 'multipart.limit', () => 'Part header too large']
 }
 
 // The `reason` of an encoding.invalid error (src/core/error.rs Invalid).
@@ -70,6 +84,16 @@ function orUndefined (length) {
   return length >= 0 ? length : undefined
 }
 
+/**
+ * A multipart body's error from the native fields `{ code, reason?, max? }`
+ * (multipartCreate / multipartError): `limit` is a broken limit's value as the native
+ * parser applied it (an inclusive maximum), `field` the part's name when known.
+ */
+function multipartError (fields, field) {
+  const extra = { reason: fields.reason, limit: fields.max, field }
+  return bodyError(fields.code, extra)
+}
+
 /** A call the accumulator's state does not allow: the program's mistake, not the client's. */
 function stateError (message) {
   const err = new Error(`BodyAccumulator: ${message}`)
@@ -77,4 +101,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, timedOut, stateError }
+module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }

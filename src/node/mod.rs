@@ -3,6 +3,7 @@
 mod body;
 mod buffer;
 mod external;
+mod multipart;
 mod raw;
 mod stream;
 
@@ -61,7 +62,7 @@ pub fn init(exports: Object) -> Result<()> {
     let functions: [(
         &str,
         unsafe extern "C" fn(raw::Env, napi::sys::napi_callback_info) -> raw::Value,
-    ); 15] = [
+    ); 23] = [
         ("create", body::create),
         ("push", body::push),
         ("finish", body::finish),
@@ -75,6 +76,14 @@ pub fn init(exports: Object) -> Result<()> {
         ("streamEnd", stream::stream_end),
         ("streamAbort", stream::stream_abort),
         ("streamError", stream::stream_error),
+        ("multipartCreate", multipart::multipart_create),
+        ("multipartFeed", multipart::multipart_feed),
+        ("multipartHead", multipart::multipart_head),
+        ("multipartField", multipart::multipart_field),
+        ("multipartArena", multipart::multipart_arena),
+        ("multipartEnd", multipart::multipart_end),
+        ("multipartAbort", multipart::multipart_abort),
+        ("multipartError", multipart::multipart_error),
         ("stats", stats),
         ("setPoolLimit", set_pool_limit),
     ];

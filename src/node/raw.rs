@@ -356,8 +356,38 @@ pub unsafe fn get_room<'a>(env: Env, value: Value) -> Result<Option<&'a mut [May
             &mut offset,
         )
     })?;
-    // 1: napi_uint8_array. A view of a SharedArrayBuffer has no ArrayBuffer to N-API.
-    if kind != 1 || buffer.is_null() || !is!(napi_is_arraybuffer, env, buffer)? {
+    // 1: napi_uint8_array.
+    if kind != 1 {
+        return Ok(None);
+    }
+    // SAFETY: the typed array's own buffer, offset, length and data pointer.
+    unsafe { get_room_of(env, buffer, offset, count, data) }
+}
+
+/// True when `value` is a typed array.
+///
+/// # Safety
+/// `env` must be live and `value` a value of it.
+pub unsafe fn is_typedarray(env: Env, value: Value) -> Result<bool> {
+    is!(napi_is_typedarray, env, value)
+}
+
+/// The `count` bytes at `data`, which a typed array says are at `offset` in `buffer`, as
+/// writable room: `None` unless `buffer` is a non-shared, attached ArrayBuffer that holds
+/// them within its current bounds at exactly that place.
+///
+/// # Safety
+/// `env` must be live, and `buffer`, `offset`, `count` and `data` those napi_get_typedarray_info
+/// gave for one typed array; the slice must not outlive the callback.
+pub unsafe fn get_room_of<'a>(
+    env: Env,
+    buffer: Value,
+    offset: usize,
+    count: usize,
+    data: *mut c_void,
+) -> Result<Option<&'a mut [MaybeUninit<u8>]>> {
+    // A view of a SharedArrayBuffer has no ArrayBuffer to N-API.
+    if buffer.is_null() || !is!(napi_is_arraybuffer, env, buffer)? {
         return Ok(None);
     }
     let mut base: *mut c_void = ptr::null_mut();

@@ -71,6 +71,7 @@ mod error;
 mod headers;
 mod limits;
 mod params;
+mod upload;
 
 #[cfg(test)]
 mod props;
@@ -85,6 +86,7 @@ pub use self::boundary::{Boundary, MAX_BOUNDARY};
 pub use self::disposition::{Filename, NameEncoding, NameFlags, PartHead};
 pub use self::error::{BoundaryProblem, HeaderProblem, MultipartError, Where};
 pub use self::limits::{Limit, Limits};
+pub use self::upload::{Fed, Outcome, Sink, Upload};
 use super::body::Misuse;
 use boundary::MAX_DELIMITER;
 use headers::{HeaderBlock, Progress};

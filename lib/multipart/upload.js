@@ -1,0 +1,176 @@
+'use strict'
+// Drives the native multipart parser (src/node/multipart.rs) over a body's chunks and
+// tells a consumer what it finds. Everything readMultipart and multipart() share:
+// the consumer decides, for each part, where its data goes, and each byte is copied once
+// into that place:
+//   SKIP   nowhere;
+//   FIELD  a string, given at the part's end (decoded natively: no Buffer between);
+//   ARENA  a file kept in memory: the body's arena files share one native block, given
+//          as one Buffer when the body is done (files are ranges of it, sized from the
+//          body's length when known: no growth copies);
+//   STREAM a file handed on as it arrives, as Buffers the consumer may keep (to write to
+//          disk or a stream): one per chunk, shared by the parts that chunk holds.
+// A chunk is parsed through before write() returns (uWS takes its memory back then): a
+// consumer that must slow the client down pauses the source, as bodyStream does.
+const native = require('../native')
+const { bytesOf } = require('../chunk')
+
+const SKIP = 0
+const FIELD = 1
+const ARENA = 2
+const STREAM = 3
+
+// multipartFeed's outcomes (src/node/multipart.rs outcome_number).
+const PART = 1
+const DATA = 2
+const PART_END = 3
+const NEED_INPUT = 4
+const DONE = 5
+const FAILED = 6
+
+// Most bytes a chunk's parts can carry besides the chunk's own: a partial delimiter held
+// from the chunk before (src/core/multipart: at most 74).
+const CARRY_MAX = 80
+
+const EMPTY = new ArrayBuffer(0)
+
+/**
+ * consumer: {
+ *   part(head) -> SKIP | FIELD | ARENA | STREAM   a part begins (head: multipartHead's)
+ *   field(value)                                  a FIELD part's value (string or Buffer)
+ *   data(buffer)                                  bytes of a STREAM part
+ *   partEnd(range)                                any part ends; range: [start, end) in
+ *                                                 the arena for an ARENA part, else null
+ *   done(arena)                                   the body is complete: arena is a Buffer
+ *                                                 holding every ARENA file, or null
+ *   fail(fields)                                  refused: `{ code, reason?, max? }`
+ * }
+ * Exactly one of done() and fail() is called, once; nothing after it.
+ */
+class MultipartUpload {
+  /**
+   * @param {string} contentType the request's content-type header
+   * @param {number[]} limits [fieldNameSize, fieldSize, fields, fileSize, files, parts,
+   *   headerPairs, headerSize], inclusive maxima (Infinity: none)
+   * @param {number} preallocate the arena's first capacity when the length is known
+   * @param {number} expected the body's declared length, or -1
+   * @returns {MultipartUpload | object} the upload, or the error fields when the
+   *   content-type is not multipart/form-data with a usable boundary
+   */
+  static create (contentType, limits, preallocate, expected, consumer) {
+    const handle = native.multipartCreate(String(contentType), ...limits, preallocate, expected)
+    if (typeof handle.code === 'string') return handle
+    return new MultipartUpload(handle, consumer)
+  }
+
+  constructor (handle, consumer) {
+    this.handle = handle
+    this.consumer = consumer
+    this.sink = SKIP
+    // Arena files are appended back to back: the next one starts where the last ended.
+    this.arenaStart = 0
+    this.arenaEnd = 0
+    this.state = new Float64Array(2)
+    this.settled = false
+  }
+
+  /** Parses one chunk (an ArrayBuffer or a view) through. */
+  write (chunk) {
+    if (this.settled) return
+    this.feed(chunk)
+  }
+
+  /** The body is complete: the final delimiter must have been seen. */
+  end () {
+    if (this.settled) return
+    native.multipartEnd(this.handle)
+    this.feed(EMPTY)
+  }
+
+  /** Releases everything now (client gone, a consumer's error). No call follows. */
+  abort () {
+    if (this.settled) return
+    this.settled = true
+    native.multipartAbort(this.handle)
+  }
+
+  feed (chunk) {
+    const { handle, state, consumer } = this
+    let offset = 0
+    let room = null
+    let roomAt = 0
+    for (;;) {
+      let outcome
+      if (this.sink === STREAM) {
+        if (room === null || roomAt === room.length) {
+          const size = (chunk.byteLength - offset) + CARRY_MAX
+          room = Buffer.allocUnsafe(size)
+          roomAt = 0
+        }
+        outcome = native.multipartFeed(handle, chunk, offset, STREAM, roomAt === 0 ? room : room.subarray(roomAt), state)
+      } else {
+        outcome = native.multipartFeed(handle, chunk, offset, this.sink, undefined, state)
+      }
+      if (outcome === null) {
+        // Not a chunk the native side reads: bytesOf throws the TypeError saying why,
+        // or the chunk is an empty view, which holds nothing to parse.
+        bytesOf(chunk)
+        if (chunk.byteLength !== 0) throw new TypeError('uws-body: a chunk the parser cannot read')
+        return
+      }
+      offset = state[0]
+      if (this.sink === STREAM && state[1] > 0) {
+        const n = state[1]
+        consumer.data(room.subarray(roomAt, roomAt + n))
+        roomAt += n
+        if (this.settled) return
+      }
+      switch (outcome) {
+        case PART: {
+          const head = native.multipartHead(handle)
+          this.sink = consumer.part(head)
+          if (this.settled) return
+          if (this.sink === ARENA) this.arenaStart = this.arenaEnd
+          break
+        }
+        case DATA:
+          break
+        case PART_END: {
+          const sink = this.sink
+          this.sink = SKIP
+          if (sink === FIELD) {
+            consumer.field(native.multipartField(handle))
+          } else if (sink === ARENA) {
+            this.arenaEnd = state[1]
+            consumer.partEnd([this.arenaStart, this.arenaEnd])
+            break
+          }
+          if (this.settled) return
+          consumer.partEnd(null)
+          break
+        }
+        case NEED_INPUT:
+          return
+        case DONE: {
+          this.settled = true
+          const arena = native.multipartArena(handle)
+          native.multipartAbort(handle)
+          consumer.done(arena)
+          return
+        }
+        case FAILED: {
+          this.settled = true
+          const fields = native.multipartError(handle)
+          native.multipartAbort(handle)
+          consumer.fail(fields)
+          return
+        }
+        default:
+          throw new Error(`uws-body: unknown multipart outcome ${outcome}`)
+      }
+      if (this.settled) return
+    }
+  }
+}
+
+module.exports = { MultipartUpload, SKIP, FIELD, ARENA, STREAM }

@@ -1,0 +1,352 @@
+//! Where a multipart body's bytes go: the parser finds the parts, an `Upload` puts each
+//! part's data in the one place its caller chose for it, copying each byte once:
+//! - `Sink::Skip`: nowhere (a part the caller refused);
+//! - `Sink::Field`: a field's value, held until the part ends (at most `fieldSize`);
+//! - `Sink::Arena`: a file kept in memory, appended to one block shared by every such
+//!   file of the body (so 100 small files are one allocation, sized from the body's
+//!   length when it is known, and each file is a range of it);
+//! - `Sink::Room`: a file handed on as it arrives (to disk, to a stream), copied into
+//!   the room the caller provides for each call.
+
+use std::mem::MaybeUninit;
+
+use super::{Event, Multipart, MultipartError};
+use crate::core::body::Misuse;
+use crate::core::memory::Block;
+
+/// Where the current part's data goes (the caller says it on each call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink {
+    Skip,
+    Field,
+    Arena,
+    Room,
+}
+
+/// Why `feed` returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A part begins: see `Multipart::head`. Its sink is given with the next call.
+    Part,
+    /// The room is full: `written` bytes of the current part are in it.
+    Data,
+    /// The current part ended (after `written` bytes in the room, for `Sink::Room`).
+    /// A field's value is in `take_field`; an arena file ends at `arena_len()`.
+    PartEnd,
+    /// Every byte given was consumed (after `written` bytes in the room).
+    NeedInput,
+    /// The final delimiter was seen.
+    Done,
+    /// Refused: `error()`, or `out_of_memory()`.
+    Failed,
+}
+
+/// What one `feed` call did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fed {
+    pub consumed: usize,
+    /// Bytes written at the front of the room.
+    pub written: usize,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug)]
+pub struct Upload {
+    parser: Multipart,
+    field: Vec<u8>,
+    arena: Block,
+    /// The arena's first capacity: the body's declared length, capped by the caller.
+    preallocate: usize,
+    /// The arena never needs more than the body's declared length (when known).
+    expected: Option<u64>,
+    /// Bytes an allocation could not get, once one failed: the body is refused.
+    out_of_memory: Option<usize>,
+}
+
+/// The arena's first block when the body's length is unknown; it doubles from there.
+const FIRST_ARENA: usize = 64 * 1024;
+
+impl Upload {
+    pub fn new(parser: Multipart, preallocate: usize, expected: Option<u64>) -> Upload {
+        Upload {
+            parser,
+            field: Vec::new(),
+            arena: Block::empty(),
+            preallocate,
+            expected,
+            out_of_memory: None,
+        }
+    }
+
+    pub fn parser(&self) -> &Multipart {
+        &self.parser
+    }
+
+    /// Parses `input` on to the next outcome, putting the current part's data into
+    /// `sink` (into `room` for `Sink::Room`; an empty room is `Data` with nothing written).
+    pub fn feed(
+        &mut self,
+        input: &[u8],
+        sink: Sink,
+        room: &mut [MaybeUninit<u8>],
+    ) -> Result<Fed, Misuse> {
+        let mut consumed = 0;
+        let mut written = 0;
+        let fed = |consumed, written, outcome| Fed {
+            consumed,
+            written,
+            outcome,
+        };
+        if self.out_of_memory.is_some() {
+            return Ok(fed(input.len(), 0, Outcome::Failed));
+        }
+        loop {
+            let max = match sink {
+                Sink::Room if written == room.len() => {
+                    return Ok(fed(consumed, written, Outcome::Data));
+                }
+                Sink::Room => room.len() - written,
+                _ => usize::MAX,
+            };
+            let step = self.parser.next(&input[consumed..], max)?;
+            consumed += step.consumed;
+            let data = match step.event {
+                Event::Data(data) => data,
+                Event::Part(_) => {
+                    // A value the caller did not take is not the next field's start.
+                    self.field.clear();
+                    return Ok(fed(consumed, written, Outcome::Part));
+                }
+                Event::PartEnd => return Ok(fed(consumed, written, Outcome::PartEnd)),
+                Event::NeedInput => return Ok(fed(consumed, written, Outcome::NeedInput)),
+                Event::Done => return Ok(fed(consumed, written, Outcome::Done)),
+                Event::Failed => {
+                    self.release();
+                    return Ok(fed(consumed, written, Outcome::Failed));
+                }
+            };
+            let stored = match sink {
+                Sink::Skip => true,
+                Sink::Field => {
+                    let room = self.field.try_reserve(data.len()).is_ok();
+                    if room {
+                        self.field.extend_from_slice(data);
+                    }
+                    room
+                }
+                Sink::Arena => {
+                    let arena = &mut self.arena;
+                    let room = reserve_arena(arena, data.len(), self.preallocate, self.expected);
+                    if room {
+                        arena.append(data);
+                    }
+                    room
+                }
+                Sink::Room => {
+                    for (o, &b) in room[written..].iter_mut().zip(data) {
+                        o.write(b);
+                    }
+                    written += data.len();
+                    true
+                }
+            };
+            if !stored {
+                let bytes = data.len();
+                return Ok(self.fail(input.len(), bytes));
+            }
+        }
+    }
+
+    fn fail(&mut self, consumed: usize, bytes: usize) -> Fed {
+        self.out_of_memory = Some(bytes);
+        self.parser.abort();
+        self.release();
+        Fed {
+            consumed,
+            written: 0,
+            outcome: Outcome::Failed,
+        }
+    }
+
+    /// The value of the field that just ended, handed over.
+    pub fn take_field(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.field)
+    }
+
+    /// Bytes in the arena so far: where the next arena file starts.
+    pub fn arena_len(&self) -> usize {
+        self.arena.len()
+    }
+
+    /// The arena, handed over (an empty block after).
+    pub fn take_arena(&mut self) -> Block {
+        std::mem::replace(&mut self.arena, Block::empty())
+    }
+
+    pub fn end(&mut self) -> Result<(), Misuse> {
+        self.parser.end()
+    }
+
+    /// Releases everything now.
+    pub fn abort(&mut self) {
+        self.parser.abort();
+        self.release();
+    }
+
+    fn release(&mut self) {
+        self.field = Vec::new();
+        self.arena = Block::empty();
+    }
+
+    pub fn error(&self) -> Option<&MultipartError> {
+        self.parser.error()
+    }
+
+    /// The bytes an allocation could not get, if one failed.
+    pub fn out_of_memory(&self) -> Option<usize> {
+        self.out_of_memory
+    }
+}
+
+/// Room in `arena` for `n` more bytes. With a declared length, the first block holds it
+/// capped by `preallocate` (a client cannot make us hold memory it does not send), and
+/// the one growth goes to the whole declared length, as `Body` does: only the bytes past
+/// the cap are copied again. Without one, blocks double from 64 KiB. A body that sends
+/// more than it declared grows past that too: whoever counts its bytes refuses it.
+fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, expected: Option<u64>) -> bool {
+    let Some(need) = arena.len().checked_add(n) else {
+        return false;
+    };
+    if need <= arena.capacity() {
+        return true;
+    }
+    let mut capacity = match (arena.capacity(), expected) {
+        (0, Some(_)) => preallocate,
+        (0, None) => FIRST_ARENA,
+        (_, Some(expected)) => usize::try_from(expected).unwrap_or(usize::MAX),
+        (held, None) => held.saturating_mul(2),
+    };
+    if let Some(expected) = expected {
+        capacity = capacity.min(usize::try_from(expected).unwrap_or(usize::MAX));
+    }
+    if capacity < need {
+        capacity = need.max(arena.capacity().saturating_mul(2));
+    }
+    arena.grow_to(capacity).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::multipart::{Boundary, Limits};
+
+    const BODY: &[u8] = b"--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nvalue\r\n\
+--b\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a.bin\"\r\n\r\n0123456789\r\n\
+--b\r\nContent-Disposition: form-data; name=\"s\"; filename=\"s.bin\"\r\n\r\nstreamed bytes\r\n\
+--b\r\nContent-Disposition: form-data; name=\"x\"; filename=\"x.bin\"\r\n\r\nskipped\r\n\
+--b\r\nContent-Disposition: form-data; name=\"m\"; filename=\"m.bin\"\r\n\r\nABC\r\n--b--";
+
+    /// Fields, arena files' ranges, streamed bytes, the arena.
+    type Outcomes = (Vec<Vec<u8>>, Vec<(usize, usize)>, Vec<u8>, Vec<u8>);
+
+    fn upload(expected: Option<u64>) -> Upload {
+        let boundary = Boundary::new(b"b").unwrap();
+        Upload::new(Multipart::new(&boundary, Limits::default()), 8, expected)
+    }
+
+    /// Feeds BODY in chunks of `size` with a room of `room` bytes; returns the fields,
+    /// the arena files' ranges, the streamed bytes and the arena.
+    fn run(size: usize, room: usize, expected: Option<u64>) -> Outcomes {
+        let mut up = upload(expected);
+        let (mut fields, mut files, mut streamed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut room = vec![MaybeUninit::new(0u8); room];
+        let (mut sink, mut start) = (Sink::Skip, 0);
+        let chunks: Vec<&[u8]> = BODY.chunks(size).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let mut at = 0;
+            loop {
+                let fed = up.feed(&chunk[at..], sink, &mut room).unwrap();
+                at += fed.consumed;
+                for b in &room[..fed.written] {
+                    // SAFETY: feed initialized the first `written` bytes of the room.
+                    streamed.push(unsafe { b.assume_init() });
+                }
+                match fed.outcome {
+                    Outcome::Part => {
+                        let head = up.parser().head();
+                        sink = match head.name.as_deref() {
+                            Some(b"f") => Sink::Field,
+                            Some(b"s") => Sink::Room,
+                            Some(b"x") => Sink::Skip,
+                            _ => Sink::Arena,
+                        };
+                        start = up.arena_len();
+                    }
+                    Outcome::Data => {}
+                    Outcome::PartEnd => match sink {
+                        Sink::Field => fields.push(up.take_field()),
+                        Sink::Arena => files.push((start, up.arena_len())),
+                        _ => {}
+                    },
+                    Outcome::NeedInput => break,
+                    Outcome::Done => break,
+                    Outcome::Failed => panic!("{:?}", up.error()),
+                }
+            }
+            if i == chunks.len() - 1 {
+                up.end().unwrap();
+                assert_eq!(
+                    up.feed(&[], sink, &mut room).unwrap().outcome,
+                    Outcome::Done
+                );
+            }
+        }
+        let arena = up.take_arena().as_slice().to_vec();
+        (fields, files, streamed, arena)
+    }
+
+    #[test]
+    fn every_sink_gets_its_bytes_at_any_chunking() {
+        for expected in [None, Some(BODY.len() as u64), Some(3)] {
+            for size in [1, 2, 5, 13, 64, BODY.len()] {
+                for room in [1, 3, 64] {
+                    let (fields, files, streamed, arena) = run(size, room, expected);
+                    assert_eq!(fields, vec![b"value".to_vec()]);
+                    assert_eq!(streamed, b"streamed bytes");
+                    assert_eq!(files, vec![(0, 10), (10, 13)]);
+                    assert_eq!(arena, b"0123456789ABC");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_body_holds_nothing() {
+        let mut up = upload(None);
+        let mut room = [MaybeUninit::new(0u8); 4];
+        let fed = up
+            .feed(
+                b"--b\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a\"\r\n\r\n0123",
+                Sink::Skip,
+                &mut room,
+            )
+            .unwrap();
+        assert_eq!(fed.outcome, Outcome::Part);
+        let rest =
+            &b"--b\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a\"\r\n\r\n0123"
+                [fed.consumed..];
+        assert_eq!(
+            up.feed(rest, Sink::Arena, &mut room).unwrap().outcome,
+            Outcome::NeedInput
+        );
+        assert_eq!(up.arena_len(), 4);
+        up.end().unwrap();
+        assert_eq!(
+            up.feed(&[], Sink::Arena, &mut room).unwrap().outcome,
+            Outcome::Failed
+        );
+        assert!(up.error().is_some());
+        assert_eq!(up.arena_len(), 0);
+        assert_eq!(up.parser().held(), 0);
+    }
+}

@@ -1,0 +1,443 @@
+//! The per-body functions behind lib/multipart (readMultipart, multipart()): an `Upload`
+//! lives behind a JS external tagged as a multipart body's. The JS side drives it one
+//! outcome at a time and says, for each part, where its data goes (core's `Sink`).
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use napi::sys;
+
+use super::buffer::into_buffer;
+use super::external;
+use super::raw::*;
+use crate::core::multipart::{
+    Boundary, Limits, Multipart, MultipartError, NameEncoding, Outcome, Sink, Upload,
+};
+use crate::core::Misuse;
+
+/// Marks the externals that hold an `Upload`. (A random 128-bit value.)
+const UPLOAD_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x7c2e_51a9_d04b_36f8,
+    upper: 0x13f6_a88d_e950_2c7b,
+};
+
+/// The `Upload` behind a tagged external, or a TypeError for any other value.
+///
+/// # Safety
+/// `env` must be the running callback's. The reference must not outlive the callback.
+unsafe fn upload<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut Upload> {
+    // SAFETY: as the caller promised; UPLOAD_TAG is multipart_create()'s.
+    unsafe {
+        external::get(env, value, &UPLOAD_TAG, || {
+            type_error(format!("{call}: not a multipart body"))
+        })
+    }
+}
+
+fn misuse(call: &str, misuse: Misuse) -> Thrown {
+    let after = match misuse {
+        Misuse::AfterFinish => "the end",
+        Misuse::AfterAbort => "abort",
+    };
+    Thrown::Error {
+        code: "ERR_BODY_STATE",
+        message: format!("multipart: {call}() after {after}"),
+    }
+}
+
+/// A count or size from JS: `Infinity` (or anything past 2^64) is "no limit"; NaN and
+/// negatives are refused by the JS side before they get here, and read as 0.
+fn amount(n: f64) -> u64 {
+    // `as` saturates: NaN is 0, Infinity is u64::MAX.
+    n.max(0.0) as u64
+}
+
+/// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
+/// headerPairs, headerSize, preallocate, expected) -> the upload's external, or, for a
+/// content-type without a usable boundary, an object `{ code, reason }` (error()'s form).
+/// Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [content_type, rest @ ..] = args::<11>(env, info)?;
+            let mut n = [0.0; 10];
+            for (n, value) in n.iter_mut().zip(rest) {
+                *n = get_f64(env, value)?.ok_or_else(|| {
+                    type_error(
+                        "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
+                    )
+                })?;
+            }
+            let Some(content_type) = get_string(env, content_type)? else {
+                return Err(type_error("multipartCreate: contentType must be a string"));
+            };
+            let limits = Limits {
+                field_name_size: amount(n[0]),
+                field_size: amount(n[1]),
+                fields: amount(n[2]),
+                file_size: amount(n[3]),
+                files: amount(n[4]),
+                parts: amount(n[5]),
+                header_pairs: amount(n[6]),
+                header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
+            };
+            let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
+                Ok(boundary) => boundary,
+                Err(e) => return error_object(env, &e),
+            };
+            let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
+            let expected = (n[9] >= 0.0).then(|| amount(n[9]));
+            let parser = Multipart::new(&boundary, limits);
+            external::create(env, Upload::new(parser, preallocate, expected), &UPLOAD_TAG)
+        })
+    }
+}
+
+/// The error's fields for lib/multipart/errors.js: `code`, and `reason` (a 400's
+/// problem) or `max` (a broken limit's value).
+///
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn error_object(env: Env, e: &MultipartError) -> Result<Value> {
+    // SAFETY: the caller's env, for every call below.
+    unsafe {
+        let o = object(env)?;
+        set(env, o, "code", string(env, e.code())?)?;
+        if let Some(reason) = e.reason() {
+            set(env, o, "reason", string(env, reason)?)?;
+        }
+        if let MultipartError::Limit { max, .. } = e {
+            set(env, o, "max", number(env, *max as f64)?)?;
+        }
+        Ok(o)
+    }
+}
+
+/// What `Outcome`s are in JS (lib/multipart/native-upload.js has the same table).
+fn outcome_number(outcome: Outcome) -> f64 {
+    match outcome {
+        Outcome::Part => 1.0,
+        Outcome::Data => 2.0,
+        Outcome::PartEnd => 3.0,
+        Outcome::NeedInput => 4.0,
+        Outcome::Done => 5.0,
+        Outcome::Failed => 6.0,
+    }
+}
+
+fn sink_of(n: Option<f64>) -> Option<Sink> {
+    match n? {
+        0.0 => Some(Sink::Skip),
+        1.0 => Some(Sink::Field),
+        2.0 => Some(Sink::Arena),
+        3.0 => Some(Sink::Room),
+        _ => None,
+    }
+}
+
+/// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (1-6, as
+/// outcome_number) | null (not a chunk this function reads: lib/chunk.js says why).
+/// Parses chunk[offset..] to the next outcome; the current part's data goes to `sink`
+/// (0 skip, 1 field, 2 arena, 3 room: `room`, a Uint8Array, else ignored). Writes into
+/// `state` (a Float64Array of 2): the offset in the chunk reached, then the bytes
+/// written into the room (sink 3) or the arena's length (sink 2).
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle, chunk, offset, sink, room, state] = args::<6>(env, info)?;
+            let upload = upload(env, handle, "multipartFeed")?;
+            let bytes = match get_chunk(env, chunk)? {
+                Chunk::Bytes(bytes) => bytes,
+                Chunk::Refused => return null(env),
+            };
+            let bad = || {
+                type_error("multipartFeed: offset must be an index into the chunk, sink 0-3, room a Uint8Array and state a Float64Array(2)")
+            };
+            let offset = get_f64(env, offset)?.ok_or_else(bad)?;
+            if !(offset >= 0.0 && offset <= bytes.len() as f64 && offset.fract() == 0.0) {
+                return Err(bad());
+            }
+            let offset = offset as usize;
+            let sink = sink_of(get_f64(env, sink)?).ok_or_else(bad)?;
+            let state = get_state(env, state)?.ok_or_else(bad)?;
+            let mut none: [MaybeUninit<u8>; 0] = [];
+            let room = match sink {
+                Sink::Room => get_room(env, room)?.ok_or_else(bad)?,
+                _ => &mut none[..],
+            };
+            for (a, a_len) in [
+                (bytes.as_ptr(), bytes.len()),
+                (state.as_ptr().cast::<u8>(), 16),
+            ] {
+                if overlaps(a, a_len, room.as_ptr().cast(), room.len()) {
+                    return Err(type_error(
+                        "multipartFeed: room overlaps the chunk or state",
+                    ));
+                }
+            }
+            let fed = upload
+                .feed(&bytes[offset..], sink, room)
+                .map_err(|m| misuse("multipartFeed", m))?;
+            let second = match sink {
+                Sink::Arena => upload.arena_len(),
+                _ => fed.written,
+            };
+            state[0].write((offset + fed.consumed) as f64);
+            state[1].write(second as f64);
+            number(env, outcome_number(fed.outcome))
+        })
+    }
+}
+
+/// A Float64Array of at least 2 elements over a non-shared ArrayBuffer, in bounds.
+///
+/// # Safety
+/// As `get_room`: the slice must not outlive the callback.
+unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeUninit<f64>]>> {
+    // SAFETY: the caller's env and value.
+    if !unsafe { is_typedarray(env, value)? } {
+        return Ok(None);
+    }
+    let (mut kind, mut count) = (0, 0usize);
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    // SAFETY: a typed array of this env; every out-pointer outlives the call.
+    check(unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut count,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })?;
+    // 8: napi_float64_array. Written as f64s, so its address must be aligned for them.
+    let aligned = (data as usize).is_multiple_of(std::mem::align_of::<f64>());
+    let Some(len) = count.checked_mul(8) else {
+        return Ok(None);
+    };
+    if kind != 8 || count < 2 || data.is_null() || !aligned {
+        return Ok(None);
+    }
+    // SAFETY: the typed array's own buffer, offset, byte length and data pointer.
+    let Some(bytes) = (unsafe { get_room_of(env, buffer, offset, len, data)? }) else {
+        return Ok(None);
+    };
+    // SAFETY: `bytes` is 16 or more writable bytes at an address aligned for f64 (checked
+    // above), and any bit pattern is a valid MaybeUninit<f64>.
+    Ok(Some(unsafe {
+        std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<MaybeUninit<f64>>(), 2)
+    }))
+}
+
+/// multipartHead(upload) -> the current part's head: `{ name, filename, filenameUtf8,
+/// mimeType, charset, encoding, isFile }`. Names the client sent as plain parameters come
+/// as latin1 strings (their bytes, one char each: JS re-reads them as it is told to);
+/// `filename*` (RFC 8187) comes decoded, with `filenameUtf8` true.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_head(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let head = upload(env, handle, "multipartHead")?.parser().head();
+            let o = object(env)?;
+            let name = match &head.name {
+                Some(name) => latin1(env, name)?,
+                None => null(env)?,
+            };
+            set(env, o, "name", name)?;
+            let (filename, utf8) = match &head.filename {
+                Some(f) if f.encoding == NameEncoding::Utf8 => (utf8_lossy(env, &f.bytes)?, true),
+                Some(f) => (latin1(env, &f.bytes)?, false),
+                None => (null(env)?, false),
+            };
+            set(env, o, "filename", filename)?;
+            set(env, o, "filenameUtf8", boolean(env, utf8)?)?;
+            set(env, o, "mimeType", string(env, head.mime_type())?)?;
+            let charset = match &head.charset {
+                Some(c) => latin1(env, c)?,
+                None => null(env)?,
+            };
+            set(env, o, "charset", charset)?;
+            set(env, o, "encoding", latin1(env, head.encoding())?)?;
+            set(env, o, "isFile", boolean(env, head.is_file)?)?;
+            Ok(o)
+        })
+    }
+}
+
+/// busboy's decoders: these charsets read as UTF-8, these as latin1 (one byte a char);
+/// any other comes back as a Buffer for the JS side's TextDecoder.
+fn field_charset(charset: Option<&[u8]>) -> Option<bool> {
+    let Some(c) = charset else {
+        return Some(true);
+    };
+    match c {
+        b"utf-8" | b"utf8" => Some(true),
+        b"latin1" | b"ascii" | b"us-ascii" | b"iso-8859-1" | b"iso8859-1" | b"iso88591"
+        | b"iso_8859-1" | b"windows-1252" | b"iso_8859-1:1987" | b"cp1252" | b"x-cp1252" => {
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
+/// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
+/// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_field(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let upload = upload(env, handle, "multipartField")?;
+            let utf8 = field_charset(upload.parser().head().charset.as_deref());
+            let value = upload.take_field();
+            match utf8 {
+                Some(true) => utf8_lossy(env, &value),
+                Some(false) => latin1(env, &value),
+                None => {
+                    let mut data = ptr::null_mut();
+                    let mut result = ptr::null_mut();
+                    check(sys::napi_create_buffer_copy(
+                        env,
+                        value.len(),
+                        value.as_ptr().cast(),
+                        &mut data,
+                        &mut result,
+                    ))?;
+                    Ok(result)
+                }
+            }
+        })
+    }
+}
+
+/// multipartArena(upload) -> every arena file's bytes, back to back, as one Buffer that
+/// owns them (files are ranges of it: see multipartFeed's state), or null when empty.
+/// The upload's arena is empty after.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_arena(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let arena = upload(env, handle, "multipartArena")?.take_arena();
+            if arena.is_empty() {
+                return null(env);
+            }
+            into_buffer(env, arena)
+        })
+    }
+}
+
+/// multipartEnd(upload): the last chunk was fed (uWS's isLast).
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_end(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            match upload(env, handle, "multipartEnd")?.end() {
+                Ok(()) => null(env),
+                Err(m) => Err(misuse("multipartEnd", m)),
+            }
+        })
+    }
+}
+
+/// multipartAbort(upload): releases everything now. Idempotent.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_abort(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            upload(env, handle, "multipartAbort")?.abort();
+            null(env)
+        })
+    }
+}
+
+/// multipartError(upload) -> null | `{ code, reason?, max? }` | `{ code:
+/// 'ERR_BODY_OUT_OF_MEMORY' }` when memory for a field or the arena could not be had.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_error(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let upload = upload(env, handle, "multipartError")?;
+            if upload.out_of_memory().is_some() {
+                let o = object(env)?;
+                set(env, o, "code", string(env, "ERR_BODY_OUT_OF_MEMORY")?)?;
+                return Ok(o);
+            }
+            match upload.error() {
+                Some(e) => error_object(env, e),
+                None => null(env),
+            }
+        })
+    }
+}
+
+/// A JS string of `bytes` read one char per byte.
+///
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn latin1(env: Env, bytes: &[u8]) -> Result<Value> {
+    let mut result = ptr::null_mut();
+    // SAFETY: valid env; the pointer and length describe `bytes`.
+    check(unsafe {
+        sys::napi_create_string_latin1(
+            env,
+            bytes.as_ptr().cast(),
+            bytes.len() as isize,
+            &mut result,
+        )
+    })?;
+    Ok(result)
+}
+
+/// A JS string of `bytes` read as UTF-8, invalid sequences as U+FFFD (V8's decoder, as
+/// Buffer's toString('utf8')).
+///
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn utf8_lossy(env: Env, bytes: &[u8]) -> Result<Value> {
+    let mut result = ptr::null_mut();
+    // SAFETY: valid env; the pointer and length describe `bytes`.
+    check(unsafe {
+        sys::napi_create_string_utf8(
+            env,
+            bytes.as_ptr().cast(),
+            bytes.len() as isize,
+            &mut result,
+        )
+    })?;
+    Ok(result)
+}
