@@ -2,13 +2,16 @@
 //! chunking and room size: no panic; bounded memory; events in order (data only inside a
 //! part, nothing after the end or an error, no data over its limit); a client error with
 //! its memory released; and the same outcome read in one piece with `next` as cut in
-//! chunks with `read`.
+//! chunks with `read`; and, through an `Upload` routing parts to every sink, each
+//! complete part's bytes in its sink, and nothing held after a failure.
 #![no_main]
 
 use std::mem::MaybeUninit;
 
 use libfuzzer_sys::fuzz_target;
-use uws_body::core::multipart::{Boundary, Event, Limits, Multipart, Piece, Step, MAX_BOUNDARY};
+use uws_body::core::multipart::{
+    Boundary, Event, Limits, Multipart, Outcome, Piece, Sink, Step, Upload, MAX_BOUNDARY,
+};
 
 const BOUNDARIES: [&str; 6] = [
     "b",
@@ -185,6 +188,81 @@ fn chunked(boundary: &Boundary, limits: &Limits, body: &[u8], step: usize, max: 
     }
 }
 
+/// Each complete part's data by sink (parts routed by index), and how the body ended.
+#[derive(Debug, PartialEq, Eq)]
+struct Routed {
+    fields: Vec<Vec<u8>>,
+    arena: Vec<u8>,
+    streamed: Vec<u8>,
+    end: Result<(), &'static str>,
+}
+
+fn sink_for(index: usize) -> Sink {
+    [Sink::Field, Sink::Arena, Sink::Room, Sink::Skip][index % 4]
+}
+
+/// `body` in chunks of `step` bytes through an `Upload` with a room of `max` bytes.
+fn routed(
+    boundary: &Boundary,
+    limits: &Limits,
+    body: &[u8],
+    step: usize,
+    max: usize,
+    expected: Option<u64>,
+) -> Routed {
+    let mut upload = Upload::new(Multipart::new(boundary, limits.clone()), 64, expected);
+    let mut r = Routed {
+        fields: Vec::new(),
+        arena: Vec::new(),
+        streamed: Vec::new(),
+        end: Ok(()),
+    };
+    let mut room = vec![MaybeUninit::<u8>::uninit(); max];
+    let mut part_streamed = Vec::new();
+    let (mut sink, mut parts, mut start) = (Sink::Skip, 0, 0);
+    let mut chunks = body.chunks(step);
+    let mut input: &[u8] = chunks.next().unwrap_or(&[]);
+    loop {
+        let fed = upload.feed(input, sink, &mut room).expect("no misuse");
+        input = &input[fed.consumed..];
+        // SAFETY: `feed` wrote the room's first `written` bytes.
+        let data = unsafe { std::slice::from_raw_parts(room.as_ptr().cast::<u8>(), fed.written) };
+        part_streamed.extend_from_slice(data);
+        match fed.outcome {
+            Outcome::Part => {
+                sink = sink_for(parts);
+                parts += 1;
+                start = upload.arena_len();
+                part_streamed.clear();
+            }
+            Outcome::Data => {}
+            Outcome::PartEnd => {
+                match sink {
+                    Sink::Field => r.fields.push(upload.take_field()),
+                    Sink::Arena => assert!(upload.arena_len() >= start),
+                    Sink::Room => r.streamed.append(&mut part_streamed),
+                    Sink::Skip => {}
+                }
+                sink = Sink::Skip;
+            }
+            Outcome::NeedInput => match chunks.next() {
+                Some(chunk) => input = chunk,
+                None => upload.end().expect("no misuse"),
+            },
+            Outcome::Done => {
+                r.arena = upload.take_arena().as_slice().to_vec();
+                return r;
+            }
+            Outcome::Failed => {
+                assert_eq!(upload.arena_len(), 0, "arena kept after a failure");
+                assert_eq!(upload.parser().held(), 0, "memory kept after a failure");
+                r.end = Err(upload.error().map_or("memory", |e| e.code()));
+                return r;
+            }
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((h, mut body)) = data.split_first_chunk::<8>() else {
         return;
@@ -233,5 +311,30 @@ fuzz_target!(|data: &[u8]| {
         if a.2 {
             assert!(a.1 == b.1, "a part's data depends on the chunking");
         }
+    }
+    let expected = match h[6] & 3 {
+        0 => None,
+        1 => Some(body.len() as u64),
+        2 => Some(u64::from(h[7])), // a declared length the body does not keep
+        _ => Some(u64::MAX),
+    };
+    let r = routed(&boundary, &limits, body, step, max, expected);
+    assert_eq!(r.end, one.end, "the outcome depends on the sinks");
+    if one.end.is_ok() {
+        let mut want = Routed {
+            fields: Vec::new(),
+            arena: Vec::new(),
+            streamed: Vec::new(),
+            end: Ok(()),
+        };
+        for (i, part) in one.parts.iter().enumerate() {
+            match sink_for(i) {
+                Sink::Field => want.fields.push(part.1.clone()),
+                Sink::Arena => want.arena.extend_from_slice(&part.1),
+                Sink::Room => want.streamed.extend_from_slice(&part.1),
+                Sink::Skip => {}
+            }
+        }
+        assert!(r == want, "a sink lost or changed bytes");
     }
 });

@@ -5,7 +5,9 @@
 use proptest::prelude::*;
 
 use super::tests::{drive, Outcome, Part};
+use super::upload::Outcome as Routing;
 use super::*;
+use std::mem::MaybeUninit;
 
 /// RFC 2046 `bchars`.
 const BCHARS: &[u8] =
@@ -309,5 +311,109 @@ proptest! {
                 prop_assert_eq!(&s.data[..n], &w.data[..n]);
             }
         }
+    }
+}
+
+/// What an `Upload` put where, for parts routed to sinks by their index: fields' values,
+/// arena ranges and bytes, the room's bytes, and how it ended.
+#[derive(Debug, PartialEq, Eq)]
+struct Routed {
+    fields: Vec<Vec<u8>>,
+    ranges: Vec<(usize, usize)>,
+    arena: Vec<u8>,
+    streamed: Vec<u8>,
+    done: bool,
+}
+
+fn sink_for(index: usize) -> Sink {
+    [Sink::Field, Sink::Arena, Sink::Room, Sink::Skip][index % 4]
+}
+
+fn route(boundary: &[u8], chunks: &[&[u8]], room: usize, expected: Option<u64>) -> Routed {
+    let boundary = Boundary::new(boundary).expect("a valid boundary");
+    let limits = Limits {
+        field_size: u64::MAX,
+        ..Limits::default()
+    };
+    let mut upload = Upload::new(Multipart::new(&boundary, limits), 16, expected);
+    let mut out = Routed {
+        fields: Vec::new(),
+        ranges: Vec::new(),
+        arena: Vec::new(),
+        streamed: Vec::new(),
+        done: false,
+    };
+    let mut space = vec![MaybeUninit::new(0u8); room];
+    let (mut sink, mut parts, mut start) = (Sink::Skip, 0, 0);
+    let last = chunks.len() - 1;
+    for (i, chunk) in chunks.iter().enumerate() {
+        let mut at = 0;
+        loop {
+            if i == last && at == chunk.len() && !out.done {
+                // Once the last chunk is consumed, end() and then drain to the outcome.
+                let _ = upload.end();
+            }
+            let fed = upload.feed(&chunk[at..], sink, &mut space).unwrap();
+            at += fed.consumed;
+            for b in &space[..fed.written] {
+                // SAFETY: feed initialized the first `written` bytes of the room.
+                out.streamed.push(unsafe { b.assume_init() });
+            }
+            match fed.outcome {
+                Routing::Part => {
+                    sink = sink_for(parts);
+                    parts += 1;
+                    start = upload.arena_len();
+                }
+                Routing::Data => {}
+                Routing::PartEnd => {
+                    match sink {
+                        Sink::Field => out.fields.push(upload.take_field()),
+                        Sink::Arena => out.ranges.push((start, upload.arena_len())),
+                        _ => {}
+                    }
+                    sink = Sink::Skip;
+                }
+                Routing::NeedInput if i == last && at == chunk.len() => {}
+                Routing::NeedInput => break,
+                Routing::Done => {
+                    out.done = true;
+                    break;
+                }
+                Routing::Failed => break,
+            }
+        }
+    }
+    out.arena = upload.take_arena().as_slice().to_vec();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_upload_puts_each_byte_of_each_part_in_its_sink(
+        (boundary, preamble, parts, epilogue) in form(),
+        cuts in prop::collection::vec(any::<usize>(), 0..24),
+        room in 1..300usize,
+        known in any::<bool>(),
+    ) {
+        let body = serialize(&boundary, &preamble, &parts, &epilogue);
+        let expected = known.then_some(body.len() as u64);
+        let got = route(&boundary, &cut(&body, &cuts), room, expected);
+        let mut want = Routed { fields: Vec::new(), ranges: Vec::new(), arena: Vec::new(), streamed: Vec::new(), done: true };
+        for (i, p) in parts.iter().enumerate() {
+            match sink_for(i) {
+                Sink::Field => want.fields.push(p.data.clone()),
+                Sink::Arena => {
+                    let start = want.arena.len();
+                    want.arena.extend_from_slice(&p.data);
+                    want.ranges.push((start, want.arena.len()));
+                }
+                Sink::Room => want.streamed.extend_from_slice(&p.data),
+                Sink::Skip => {}
+            }
+        }
+        prop_assert_eq!(got, want);
     }
 }

@@ -57,8 +57,11 @@ pub struct Upload {
     arena: Block,
     /// The arena's first capacity: the body's declared length, capped by the caller.
     preallocate: usize,
-    /// The arena never needs more than the body's declared length (when known).
+    /// The body's declared length (when known): the arena never needs more than what is
+    /// still to come of it.
     expected: Option<u64>,
+    /// Bytes of the body consumed by earlier calls.
+    received: u64,
     /// Bytes an allocation could not get, once one failed: the body is refused.
     out_of_memory: Option<usize>,
 }
@@ -73,7 +76,9 @@ impl Upload {
             field: Vec::new(),
             arena: Block::empty(),
             preallocate,
-            expected,
+            // A length no allocation could hold is no guide to the arena's size.
+            expected: expected.filter(|&e| e <= isize::MAX as u64),
+            received: 0,
             out_of_memory: None,
         }
     }
@@ -90,6 +95,19 @@ impl Upload {
         sink: Sink,
         room: &mut [MaybeUninit<u8>],
     ) -> Result<Fed, Misuse> {
+        let fed = self.parse(input, sink, room)?;
+        self.received = self.received.saturating_add(fed.consumed as u64);
+        Ok(fed)
+    }
+
+    fn parse(
+        &mut self,
+        input: &[u8],
+        sink: Sink,
+        room: &mut [MaybeUninit<u8>],
+    ) -> Result<Fed, Misuse> {
+        // The most the arena can still grow by, if the declared length is true.
+        let remaining = self.expected.map(|e| e.saturating_sub(self.received));
         let mut consumed = 0;
         let mut written = 0;
         let fed = |consumed, written, outcome| Fed {
@@ -136,7 +154,7 @@ impl Upload {
                 }
                 Sink::Arena => {
                     let arena = &mut self.arena;
-                    let room = reserve_arena(arena, data.len(), self.preallocate, self.expected);
+                    let room = reserve_arena(arena, data.len(), self.preallocate, remaining);
                     if room {
                         arena.append(data);
                     }
@@ -208,27 +226,31 @@ impl Upload {
     }
 }
 
-/// Room in `arena` for `n` more bytes. With a declared length, the first block holds it
-/// capped by `preallocate` (a client cannot make us hold memory it does not send), and
-/// the one growth goes to the whole declared length, as `Body` does: only the bytes past
-/// the cap are copied again. Without one, blocks double from 64 KiB. A body that sends
-/// more than it declared grows past that too: whoever counts its bytes refuses it.
-fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, expected: Option<u64>) -> bool {
+/// Room in `arena` for `n` more bytes. With a declared length, the arena can end at
+/// most `remaining` bytes (what is still to come of the body, this call's included) past
+/// its length: the first block holds that capped by `preallocate` (a client cannot make
+/// us hold memory it does not send), and the one growth goes to all of it, as `Body`
+/// does, so only bytes past the cap are copied again. Without one, blocks double from
+/// 64 KiB. A body that sends more than it declared doubles past that: whoever counts
+/// its bytes refuses it.
+fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, remaining: Option<u64>) -> bool {
     let Some(need) = arena.len().checked_add(n) else {
         return false;
     };
     if need <= arena.capacity() {
         return true;
     }
-    let mut capacity = match (arena.capacity(), expected) {
-        (0, Some(_)) => preallocate,
+    let bound = remaining.map(|r| {
+        usize::try_from(r)
+            .unwrap_or(usize::MAX)
+            .saturating_add(arena.len())
+    });
+    let mut capacity = match (arena.capacity(), bound) {
+        (0, Some(bound)) => preallocate.min(bound),
         (0, None) => FIRST_ARENA,
-        (_, Some(expected)) => usize::try_from(expected).unwrap_or(usize::MAX),
+        (_, Some(bound)) => bound,
         (held, None) => held.saturating_mul(2),
     };
-    if let Some(expected) = expected {
-        capacity = capacity.min(usize::try_from(expected).unwrap_or(usize::MAX));
-    }
     if capacity < need {
         capacity = need.max(arena.capacity().saturating_mul(2));
     }
