@@ -1,6 +1,9 @@
 'use strict'
-// ultimate-express with its built-in parsers, with uws-body's, and Express + body-parser:
+// ultimate-express with its built-in parsers, with uws-body's, Express + body-parser, and
+// hyper-express 6.17's own readers (req.buffer(), req.json(), req.text(), req.urlencoded()):
 // the same requests, alternating rounds, server CPU time per request and req/s.
+// hyper-express ignores content-encoding (its readers hand on the bytes as sent), so it
+// sits out the gzip row rather than be timed parsing nothing.
 const { fork } = require('node:child_process')
 const path = require('node:path')
 const zlib = require('node:zlib')
@@ -9,8 +12,9 @@ const { median, paired, table } = require('./stats')
 
 const KIB = 1024
 const MIB = 1024 * KIB
-const KINDS = ['builtin', 'uws', 'express']
-const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser' }
+const KINDS = ['builtin', 'uws', 'express', 'hyper']
+const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in' }
+const SERVERS = { hyper: ['hyper-express-server.js', []] }
 
 /** A JSON document of about `size` bytes: an object holding an array of small records. */
 function json (size) {
@@ -42,7 +46,8 @@ function cases () {
 async function run ({ quick = false } = {}) {
   const servers = {}
   for (const kind of KINDS) {
-    const child = fork(path.join(__dirname, 'express-server.js'), [kind], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const [file, args] = SERVERS[kind] || ['express-server.js', [kind]]
+    const child = fork(path.join(__dirname, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     const { port } = await new Promise((resolve) => child.once('message', resolve))
     servers[kind] = { child, port }
   }
@@ -51,10 +56,11 @@ async function run ({ quick = false } = {}) {
   const results = []
   try {
     for (const [name, route, headers, body] of cases()) {
-      const cpu = { builtin: [], uws: [], express: [] }
-      const rps = { builtin: [], uws: [], express: [] }
+      const kinds = headers['content-encoding'] ? KINDS.filter((k) => k !== 'hyper') : KINDS
+      const cpu = Object.fromEntries(kinds.map((k) => [k, []]))
+      const rps = Object.fromEntries(kinds.map((k) => [k, []]))
       for (let r = 0; r < rounds; r++) {
-        const order = r % 2 ? [...KINDS].reverse() : KINDS
+        const order = r % 2 ? [...kinds].reverse() : kinds
         for (const kind of order) {
           const { port } = servers[kind]
           await get(port, '/reset')
@@ -66,7 +72,11 @@ async function run ({ quick = false } = {}) {
       }
       const speedup = paired(cpu.builtin, cpu.uws) // builtin / uws: above 1, uws-body is faster
       const row = { name, rounds, speedup: speedup.ratio, won: rounds - speedup.won }
-      for (const k of KINDS) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
+      for (const k of kinds) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
+      if (cpu.hyper) { // uws / hyper: below 1, uws-body used less CPU
+        const ratios = cpu.uws.map((x, i) => x / cpu.hyper[i])
+        row.hyper = { ...paired(cpu.uws, cpu.hyper), min: Math.min(...ratios), max: Math.max(...ratios) }
+      }
       results.push(row)
       if (require.main === module || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
     }
@@ -77,12 +87,14 @@ async function run ({ quick = false } = {}) {
 }
 
 function formatRow (r) {
-  const cell = (k) => `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
-  return [r.name, ...KINDS.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`]
+  const cell = (k) => r[`cpu_${k}`] === undefined ? 'n/a (no content-encoding)' : `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
+  const h = r.hyper
+  return [r.name, ...KINDS.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`,
+    h ? `${h.ratio.toFixed(2)} (${h.min.toFixed(2)}-${h.max.toFixed(2)}), ${h.won}/${h.rounds}` : '-']
 }
 
 function render (results) {
-  return table(['request', ...KINDS.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won'], results.map(formatRow))
+  return table(['request', ...KINDS.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'CPU uws-body / hyper-express (range), rounds won'], results.map(formatRow))
 }
 
 module.exports = { run, render }

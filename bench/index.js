@@ -52,7 +52,9 @@ bench/load.js; CPU/req is the server's process.cpuUsage per request (the steadie
 Contenders: (a) copy every chunk + Buffer.concat; (b) the seed's JS preallocation
 (allocUnsafe + set up to 1 MiB, (a) with its single-chunk shortcut above); (c) uws-body
 (BodyAccumulator; its memory returns to the pool when V8 collects the Buffer); (d) the floor: one warm memcpy into an existing buffer
-(end to end: counting bytes only).
+(end to end: counting bytes only); end to end only, (e) hyper-express 6.17's \`await req.buffer()\`, in a
+server process of its own: a framework against bare handlers, so on small bodies the gap is
+mostly its per-request work.
 
 ![time per body](results.svg)
 
@@ -78,12 +80,16 @@ ${decode.render(dec)}
 
 ${e2e.render(e)}
 
-## ultimate-express: built-in parsers vs uws-body's, and Express + body-parser
+## ultimate-express: built-in parsers vs uws-body's, Express + body-parser, hyper-express
 
-Three servers (bench/express-server.js), one per contender, each in its own process and
-driven in turn by bench/load.js; rounds alternate the order. Speed-up is the median of
-per-round ratios of server CPU per request, built-in / uws-body (above 1: uws-body is
-faster). Each route answers with the body's length or key count.
+Four servers (bench/express-server.js, bench/hyper-express-server.js), one per contender,
+each in its own process and driven in turn by bench/load.js; rounds alternate the order.
+Speed-up is the median of per-round ratios of server CPU per request, built-in / uws-body
+(above 1: uws-body is faster); the last column is uws-body / hyper-express 6.17's own
+readers (below 1: uws-body used less), framework against framework, so on small bodies it
+is mostly ultimate-express's per-request cost against hyper-express's. hyper-express does
+not decode content-encoding, so it sits out the gzip row. Each route answers with the
+body's length or key count.
 
 ${frameworks.render(fw)}
 

@@ -56,6 +56,19 @@ if (contender === 'ultimate-express') {
     pipeline(...stages, (err) => end(() => res.status(err ? 500 : 200).send(err ? 'error' : 'ok')))
   })
   app.listen(0, '127.0.0.1', () => process.send({ port: app.port }))
+} else if (contender === 'hyper-express') {
+  const HyperExpress = require('./hyper-express')
+  // No body limit (its default is 250 KiB): the upload is 1 GiB, chunked.
+  const app = new HyperExpress.Server({ max_body_length: Infinity })
+  app.post('/upload', (req, res) => {
+    begin()
+    const rate = Number(req.headers['x-rate']) || 0
+    // req is hyper-express's Request, which lends itself stream.Readable's methods (its
+    // documented way to stream a body: req.pipe(writable)).
+    const stages = [req, counting(), ...(rate ? [throttle(rate)] : []), fs.createWriteStream(req.headers['x-file'])]
+    pipeline(...stages, (err) => end(() => res.status(err ? 500 : 200).send(err ? 'error' : 'ok')))
+  })
+  app.listen(0, '127.0.0.1').then(() => process.send({ port: app.port }))
 } else {
   const uWS = require('uWebSockets.js')
   const { bodyStream } = require('..')
@@ -68,6 +81,12 @@ if (contender === 'ultimate-express') {
     if (contender === 'bodyStream') {
       const stages = [bodyStream(res, req), counting(), ...(rate ? [throttle(rate)] : []), fs.createWriteStream(file)]
       pipeline(...stages, (err) => end(answer(err ? 'error' : 'ok')))
+    } else if (contender === 'uWS floor') {
+      // What uWS delivers over loopback with nothing done to the bytes: no copy, no file.
+      res.onData((ab, isLast) => {
+        sampler.consumed += ab.byteLength
+        if (isLast) end(answer('ok'))
+      })
     } else if (contender === 'Buffer.from loop') {
       // The classic: copy each chunk, write it, pause while the file is behind.
       const out = fs.createWriteStream(file)

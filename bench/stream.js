@@ -5,9 +5,11 @@
 //      by the client, not yet consumed by the server), which stay small only if
 //      res.pause() really throttles the client.
 //  (2) speed: server CPU per GiB and wall time, bodyStream vs the per-chunk Buffer.from +
-//      write loop with manual pause/resume vs ultimate-express piping req to a file,
-//      alternating, medians of paired rounds; and the floor, cat file > /dev/null (and
-//      > a file), in the same run. Prints tables; asserts nothing about time.
+//      write loop with manual pause/resume vs ultimate-express and hyper-express 6.17
+//      piping req to a file, alternating, medians of paired rounds; and two floors in the
+//      same run: a bare uWS server that only counts onData's bytes (what uWS delivers
+//      over loopback from this client, with no copy and no file), and cat file >
+//      /dev/null (and > a file). Prints tables; asserts nothing about time.
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -19,7 +21,7 @@ const { median, paired, table } = require('./stats')
 const GIB = Number(process.env.BYTES) || 1024 ** 3
 const MIB = 1024 ** 2
 const ROUNDS = Number(process.env.ROUNDS) || 3
-const CONTENDERS = ['bodyStream', 'Buffer.from loop', 'ultimate-express']
+const CONTENDERS = ['bodyStream', 'Buffer.from loop', 'ultimate-express', 'hyper-express', 'uWS floor']
 // ultimate-express 2.1.0's request stream concatenates its buffer on every chunk (its
 // issue #260): quadratic, 5.3 s of CPU for 64 MiB here, so 1 GiB would take hours. It is
 // measured on 64 MiB uploads and its CPU scaled to a GiB, which flatters it.
@@ -133,7 +135,7 @@ async function main () {
       floors.null.push(floor('/dev/null'))
       floors.file.push(floor(path.join(dir, 'copy')))
     }
-    console.log(`\n(2) 1 GiB streamed to a file (ultimate-express: 64 MiB, scaled), ${ROUNDS} rounds (contenders alternating): medians per GiB, and bodyStream / contender paired per round`)
+    console.log(`\n(2) 1 GiB streamed to a file (ultimate-express: 64 MiB, scaled; uWS floor: counts bytes only), ${ROUNDS} rounds (contenders alternating): medians per GiB, and bodyStream / contender paired per round`)
     const rows = CONTENDERS.map((c) => {
       const p = paired(cpu.bodyStream, cpu[c])
       return [c, `${median(cpu[c]).toFixed(2)} s`, `${Math.min(...cpu[c]).toFixed(2)}-${Math.max(...cpu[c]).toFixed(2)}`, `${median(wall[c]).toFixed(2)} s`,
@@ -143,7 +145,8 @@ async function main () {
     rows.push(['floor: cat file > /dev/null', '', '', `${median(floors.null).toFixed(2)} s`, `${(GIB / MIB / median(floors.null)).toFixed(0)} MiB/s`, '', ''])
     rows.push(['floor: cat file > file', '', '', `${median(floors.file).toFixed(2)} s`, `${(GIB / MIB / median(floors.file)).toFixed(0)} MiB/s`, '', ''])
     console.log(table(['contender', 'server CPU / GiB', 'range', 'wall / GiB', 'throughput', 'peak RSS - idle', 'CPU bodyStream/this (won)'], rows))
-    console.log(`\nbodyStream wall / floor: ${(median(wall.bodyStream) / median(floors.null)).toFixed(2)}x cat > /dev/null, ${(median(wall.bodyStream) / median(floors.file)).toFixed(2)}x cat > file`)
+    console.log(`\nbodyStream wall / floor: ${(median(wall.bodyStream) / median(floors.null)).toFixed(2)}x cat > /dev/null, ${(median(wall.bodyStream) / median(floors.file)).toFixed(2)}x cat > file, ` +
+      `${(median(wall.bodyStream) / median(wall['uWS floor'])).toFixed(2)}x the uWS floor (CPU: ${(median(cpu.bodyStream) / median(cpu['uWS floor'])).toFixed(2)}x)`)
   } finally {
     for (const s of Object.values(servers)) s.child.kill()
     fs.rmSync(dir, { recursive: true, force: true })

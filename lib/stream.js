@@ -18,7 +18,7 @@ const { Readable } = require('node:stream')
 const { AsyncResource } = require('node:async_hooks')
 const native = require('./native')
 const errors = require('./errors')
-const { refusal } = require('./chunk')
+const { bytesOf, refusal } = require('./chunk')
 const { bodyOptions } = require('./read-body')
 const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
@@ -33,6 +33,8 @@ const MIN_ROOM = 8 * 1024
 // Node 20's default (16 KiB) would pause the client after almost every uWS chunk (which
 // is up to 512 KiB): each pause and resume is a system call (epoll_ctl) in uWS.
 const DEFAULT_HIGH_WATER_MARK = 512 * 1024
+// Read only, never written: stands in for an empty view the addon refuses.
+const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
 /**
  * A uWS request body as a Readable stream of Buffers (decoded, for an encoded body).
@@ -120,14 +122,16 @@ class BodyStream extends Readable {
 
   _write (chunk, isLast) {
     const handle = this._handle
-    this._receivedBytes += chunk.byteLength
     if (!this._encoded) {
       const accepted = native.streamWrite(handle, chunk)
+      if (accepted === null) return this._refused(chunk, isLast)
+      this._receivedBytes += chunk.byteLength
       if (accepted === false) return this._failNative()
-      if (accepted === null) return this._fail(refusal(chunk))
       if (chunk.byteLength !== 0) {
         const copy = Buffer.allocUnsafe(chunk.byteLength)
-        copy.set(new Uint8Array(chunk))
+        // A view's bytes, not its elements (new Uint8Array(int16s) would convert them, and
+        // of a DataView make an empty array, pushing allocUnsafe's old bytes).
+        copy.set(ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new Uint8Array(chunk))
         if (!this.push(copy)) this._pauseClient()
       }
     } else {
@@ -135,13 +139,29 @@ class BodyStream extends Readable {
       // While the client is paused the stream is full: no room is offered, and the core
       // holds the chunk as it came (encoded, smaller) until there is.
       const n = native.streamWrite(handle, chunk, this._slab, this._clientPaused ? SLAB : this._at)
+      if (n === null) return this._refused(chunk, isLast)
+      this._receivedBytes += chunk.byteLength
       if (n === false) return this._failNative()
-      if (n === null) return this._fail(refusal(chunk))
       if (n > 0 && !this._pushPiece(n)) this._pauseClient()
     }
     if (this._handle === null) return // a consumer destroyed the stream from push()
     if (isLast) native.streamEnd(handle)
     if (!this._clientPaused) this._pull()
+  }
+
+  // A chunk the addon does not read. uWS gives ArrayBuffers, but onData may be called by
+  // other code with any value: an empty view is an empty chunk (the addon cannot tell it
+  // from a detached one, lib/chunk.js can), anything else fails the stream with
+  // lib/chunk.js's TypeError (never a throw inside the caller's onData).
+  _refused (chunk, isLast) {
+    let bytes
+    try {
+      bytes = bytesOf(chunk)
+    } catch (error) {
+      return this._fail(error)
+    }
+    if (bytes.length !== 0) return this._fail(refusal(chunk))
+    this._write(EMPTY_ARRAY_BUFFER, isLast)
   }
 
   _read () {
