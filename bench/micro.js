@@ -46,12 +46,32 @@ const contenders = {
       push (ab) { floor.set(new Uint8Array(ab), offset); offset += ab.byteLength },
       finish () { return floor }
     }
+  },
+  // (e) the floor without release(): one memcpy into memory that was faulted in but is
+  // not in cache, the next of buffers rotating through 64 MiB. A body handed out as a
+  // Buffer stays the program's until V8 collects it (every ~32 MiB of young external
+  // memory here), so consecutive bodies cannot share cache-resident memory as (d) does.
+  e: (contentLength, limit, floor, cold) => {
+    const target = cold.buffers[cold.next++ % cold.buffers.length]
+    let offset = 0
+    return {
+      push (ab) { target.set(new Uint8Array(ab), offset); offset += ab.byteLength },
+      finish () { return target }
+    }
   }
 }
 
-function timeOne (make, chunks, contentLength, floor, budget) {
+const COLD_BYTES = 64 * MIB
+
+/** (e)'s buffers for bodies of `size` bytes: Buffer.alloc writes them, so they are faulted in. */
+function coldBuffers (size) {
+  const count = Math.min(1024, Math.max(2, Math.ceil(COLD_BYTES / Math.max(size, 1))))
+  return { buffers: Array.from({ length: count }, () => Buffer.alloc(size)), next: 0 }
+}
+
+function timeOne (make, chunks, contentLength, floor, cold, budget) {
   return timePerCall(() => {
-    const reader = make(contentLength, LIMIT, floor)
+    const reader = make(contentLength, LIMIT, floor, cold)
     for (const ab of chunks) reader.push(ab)
     return reader.finish()
   }, budget)
@@ -64,20 +84,22 @@ async function run ({ quick = false } = {}) {
   for (const { size, chunk, known } of rows(quick)) {
     const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
     const floor = Buffer.alloc(size)
-    const times = { a: [], b: [], c: [], d: [] }
+    const cold = coldBuffers(size)
+    const times = { a: [], b: [], c: [], d: [], e: [] }
     const order = Object.keys(contenders)
     for (let r = 0; r < rounds; r++) {
       const names = r % 2 ? [...order].reverse() : order
       for (const name of names) {
-        times[name].push(await timeOne(contenders[name], chunks, known ? size : -1, floor, budget))
+        times[name].push(await timeOne(contenders[name], chunks, known ? size : -1, floor, cold, budget))
       }
     }
     const cb = paired(times.c, times.b)
     const cd = paired(times.c, times.d)
+    const ce = paired(times.c, times.e)
     const row = {
       size, chunks: chunks.length, known,
-      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d),
-      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio
+      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d), e: median(times.e),
+      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, ce: ce.ratio
     }
     results.push(row)
     if (!module.parent || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
@@ -87,11 +109,11 @@ async function run ({ quick = false } = {}) {
 
 function formatRow (r) {
   return [formatSize(r.size), r.chunks, r.known ? 'yes' : 'no', formatTime(r.a), formatTime(r.b), formatTime(r.c), formatTime(r.d),
-    r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2)]
+    formatTime(r.e), r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2), r.ce.toFixed(2)]
 }
 
 function render (results) {
-  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', 'c/b', 'c won', 'c/d'],
+  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(e) cold floor', 'c/b', 'c won', 'c/d', 'c/e'],
     results.map(formatRow))
 }
 

@@ -11,14 +11,14 @@ const { isArrayBuffer, isSharedArrayBuffer, isTypedArray } = require('node:util'
 const validateTypedArray = Object.getPrototypeOf(Uint8Array.prototype).keys
 const { describe } = require('./options')
 
-/** The chunk's bytes as a Uint8Array over its memory (no copy); throws refusal(). */
-function bytesOf (chunk) {
+/** The chunk's bytes as a Uint8Array over its memory (no copy); throws refusal(). `who` names the API in messages. */
+function bytesOf (chunk, who = 'BodyAccumulator.push') {
   if (chunk instanceof ArrayBuffer || isArrayBuffer(chunk)) {
     // Only an empty buffer can be a detached one: the check costs nothing otherwise.
-    if (chunk.byteLength === 0 && isDetached(chunk)) throw refusal(chunk)
+    if (chunk.byteLength === 0 && isDetached(chunk)) throw refusal(chunk, who)
     return new Uint8Array(chunk)
   }
-  if (!ArrayBuffer.isView(chunk)) throw refusal(chunk)
+  if (!ArrayBuffer.isView(chunk)) throw refusal(chunk, who)
   let buffer, offset, length
   try {
     // A DataView's getters throw when its buffer is detached or shrank below it.
@@ -26,31 +26,31 @@ function bytesOf (chunk) {
     offset = chunk.byteOffset
     length = chunk.byteLength
   } catch {
-    throw refusal(chunk)
+    throw refusal(chunk, who)
   }
   // Shared memory: another thread may write it while it is copied (the native tier
   // could not read it without a data race), so neither tier takes it.
-  if (!(buffer instanceof ArrayBuffer) && !isArrayBuffer(buffer)) throw refusal(chunk)
+  if (!(buffer instanceof ArrayBuffer) && !isArrayBuffer(buffer)) throw refusal(chunk, who)
   // Only an empty view can be a detached or out-of-bounds one (a typed array reports 0
   // then; a DataView's getters threw above).
-  if (length === 0 && !inBounds(chunk)) throw refusal(chunk)
+  if (length === 0 && !inBounds(chunk)) throw refusal(chunk, who)
   return chunk instanceof Uint8Array ? chunk : new Uint8Array(buffer, offset, length)
 }
 
 /** The TypeError for a chunk push() does not read, saying why. */
-function refusal (chunk) {
+function refusal (chunk, who = 'BodyAccumulator.push') {
   const view = ArrayBuffer.isView(chunk)
   const buffer = view ? chunk.buffer : chunk
   if (isSharedArrayBuffer(buffer)) {
-    return typeError('ERR_BODY_CHUNK_SHARED', 'BodyAccumulator.push: the chunk is shared memory (a SharedArrayBuffer), which another thread may write while it is copied: copy it into a Buffer first')
+    return typeError('ERR_BODY_CHUNK_SHARED', `${who}: the chunk is shared memory (a SharedArrayBuffer), which another thread may write while it is copied: copy it into a Buffer first`)
   }
   if (isArrayBuffer(buffer) && isDetached(buffer)) {
-    return typeError('ERR_BODY_CHUNK_DETACHED', 'BodyAccumulator.push: the chunk\'s ArrayBuffer is detached (uWS neuters it when onData returns: push it inside the callback)')
+    return typeError('ERR_BODY_CHUNK_DETACHED', `${who}: the chunk's ArrayBuffer is detached (uWS neuters it when onData returns: use it inside the callback)`)
   }
   if (view) {
-    return typeError('ERR_BODY_CHUNK_DETACHED', 'BodyAccumulator.push: the chunk is a view outside its ArrayBuffer (resized below it), or of an element type this build cannot read')
+    return typeError('ERR_BODY_CHUNK_DETACHED', `${who}: the chunk is a view outside its ArrayBuffer (resized below it), or of an element type this build cannot read`)
   }
-  return typeError('ERR_INVALID_ARG_TYPE', `BodyAccumulator.push: chunk must be an ArrayBuffer or ArrayBufferView, got ${describe(chunk)}`)
+  return typeError('ERR_INVALID_ARG_TYPE', `${who}: chunk must be an ArrayBuffer or ArrayBufferView, got ${describe(chunk)}`)
 }
 
 function isDetached (buffer) {

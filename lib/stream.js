@@ -156,11 +156,11 @@ class BodyStream extends Readable {
   _refused (chunk, isLast) {
     let bytes
     try {
-      bytes = bytesOf(chunk)
+      bytes = bytesOf(chunk, 'bodyStream')
     } catch (error) {
       return this._fail(error)
     }
-    if (bytes.length !== 0) return this._fail(refusal(chunk))
+    if (bytes.length !== 0) return this._fail(refusal(chunk, 'bodyStream'))
     this._write(EMPTY_ARRAY_BUFFER, isLast)
   }
 

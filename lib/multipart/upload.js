@@ -114,7 +114,7 @@ class MultipartUpload {
       if (outcome === null) {
         // Not a chunk the native side reads: bytesOf throws the TypeError saying why,
         // or the chunk is an empty view, which holds nothing to parse.
-        bytesOf(chunk)
+        bytesOf(chunk, 'multipart')
         if (chunk.byteLength !== 0) throw new TypeError('uws-body: a chunk the parser cannot read')
         return
       }
