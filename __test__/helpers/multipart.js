@@ -49,13 +49,21 @@ function trickyBytes (size, next, boundary) {
       out[i++] = Math.floor(next() * 256)
     }
   }
-  // A client picks a boundary its contents do not hold: break every whole delimiter (a
-  // part's data follows a CRLF, so one at the very start counts too).
+  return breakDelimiters(out, boundary)
+}
+
+/**
+ * A client picks a boundary its contents do not hold: breaks every whole delimiter in
+ * `out` with a '!' (no boundary here holds one). A part's data follows a CRLF, so a
+ * `--boundary` at the very start counts too (RFC 2046: a part may end right after its
+ * header block).
+ */
+function breakDelimiters (out, boundary) {
   const delimiter = Buffer.from(`\r\n--${boundary}`)
   for (;;) {
     const at = Buffer.concat([Buffer.from('\r\n'), out]).indexOf(delimiter)
     if (at < 0) return out
-    out[at + 2] = 0
+    out[at + 2] = 0x21
   }
 }
 
@@ -85,7 +93,7 @@ function randomForm (seed, { maxParts = 8, maxFile = 64 * 1024 } = {}) {
   for (let i = 0; i < count; i++) {
     const name = word(next, 12, true)
     if (next() < 0.45) {
-      const value = next() < 0.5 ? word(next, 40, true) : trickyBytes(Math.floor(next() * 300), next, boundary).toString('latin1').replace(/[^\x20-\x7e\r\n]/g, 'x')
+      const value = next() < 0.5 ? word(next, 40, true) : breakDelimiters(Buffer.from(trickyBytes(Math.floor(next() * 300), next, boundary).toString('latin1').replace(/[^\x20-\x7e\r\n]/g, 'x'), 'latin1'), boundary).toString('latin1')
       parts.push({ name, value, nameBytes: Buffer.from(name, 'utf8').toString('latin1') })
     } else {
       const size = next() < 0.2 ? 0 : Math.floor(next() ** 3 * maxFile)
