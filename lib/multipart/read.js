@@ -163,6 +163,8 @@ class Read {
     this.fieldsMax = this.limit !== Infinity ? this.limit : DEFAULT_MEMORY_LIMIT
     this.fields = Object.create(null)
     this.files = []
+    // Memory storage: each file's [start, end) in the arena, two numbers a file.
+    this.ranges = []
     this.head = null
     this.file = null
     this.clearTimer = null
@@ -261,7 +263,14 @@ class Read {
     if (!head.filenameUtf8 && this.paramCharset === 'utf8') originalname = Buffer.from(originalname, 'latin1').toString('utf8')
     if (!this.preservePath) originalname = basename(originalname)
     originalname = unescapeName(originalname)
-    const file = { fieldname: name, originalname, encoding: head.encoding, mimetype: head.mimeType, size: 0 }
+    // Each storage's entries get their final shape at once (an added or deleted property
+    // later would change the object's hidden class on every file).
+    const kind = this.storage.kind
+    const file = kind === 'memory'
+      ? { fieldname: name, originalname, encoding: head.encoding, mimetype: head.mimeType, size: 0, buffer: null }
+      : kind === 'disk'
+        ? { fieldname: name, originalname, encoding: head.encoding, mimetype: head.mimeType, size: 0, path: '' }
+        : { fieldname: name, originalname, encoding: head.encoding, mimetype: head.mimeType, size: 0 }
     this.file = file
     this.files.push(file)
     if (this.store === null) return ARENA
@@ -294,7 +303,8 @@ class Read {
     this.head = null
     if (this.file === null) return
     if (range !== null) {
-      this.file.range = range
+      // Where the file is in the arena, which exists once the body is done.
+      this.ranges.push(range[0], range[1])
       this.file.size = range[1] - range[0]
     } else {
       this.store.close()
@@ -309,11 +319,10 @@ class Read {
     // Nothing more is parsed: the rest of the body (an epilogue) is read and dropped.
     this.resume()
     if (this.store === null) {
+      const { files, ranges } = this
       const empty = Buffer.alloc(0)
-      for (const file of this.files) {
-        const [start, end] = file.range
-        file.buffer = arena === null ? empty : arena.subarray(start, end)
-        delete file.range
+      for (let i = 0; i < files.length; i++) {
+        files[i].buffer = arena === null ? empty : arena.subarray(ranges[2 * i], ranges[2 * i + 1])
       }
       return this.succeed()
     }
