@@ -73,16 +73,20 @@ function route (res, req) {
   readMultipart(res, req, opts).then((result) => {
     // Kept without the Buffers: the memory checks need them collected.
     record.result = { fields: result.fields, files: result.files.map(({ buffer, ...f }) => ({ ...f, shared: buffer && buffer.buffer === result.files[0].buffer.buffer })) }
-    const files = result.files.map((f) => {
+    const files = result.files.map((f, i) => {
       let digest
       if (f.buffer) digest = sha256(f.buffer)
       else if (f.path) {
         record.paths.push(f.path)
         digest = sha256(fs.readFileSync(f.path))
         fs.unlinkSync(f.path)
-      } else digest = record.streams.find((s) => s.file.fieldname === f.fieldname && s.file.originalname === f.originalname && s.digest !== undefined && !s.taken)?.digest
-      const s = record.streams.find((s) => s.digest === digest && !s.taken)
-      if (s) s.taken = true
+      } else {
+        // The handler was called once per file, in order, with what the entry says.
+        const s = record.streams[i]
+        assert.deepEqual(s.file, { fieldname: f.fieldname, originalname: f.originalname, encoding: f.encoding, mimetype: f.mimetype })
+        assert.ok(s.finished)
+        digest = s.digest
+      }
       return { fieldname: f.fieldname, originalname: f.originalname, mimetype: f.mimetype, encoding: f.encoding, size: f.size, digest }
     })
     if (!res.aborted) res.cork(() => res.end(JSON.stringify({ fields: result.fields, files })))
