@@ -455,7 +455,7 @@ class DiskStore {
     if (job.fd === null) {
       this.call(job, (cb) => fs.open(job.path, 'wx', cb), (fd) => {
         job.fd = fd
-      })
+      }, true)
     } else if (job.buffers.length > 0) {
       const buffers = job.buffers.length <= WRITEV_MAX ? job.buffers : job.buffers.slice(0, WRITEV_MAX)
       job.buffers = job.buffers.length <= WRITEV_MAX ? [] : job.buffers.slice(WRITEV_MAX)
@@ -468,9 +468,11 @@ class DiskStore {
         if (!this.full()) this.onSpace()
       })
     } else if (job.ended) {
+      // Forgotten before the call: a failure meanwhile must not close it again (the
+      // number may by then belong to another file).
       const fd = job.fd
+      job.fd = null
       this.call(job, (cb) => fs.close(fd, cb), () => {
-        job.fd = null
         job.closed = true
         this.active--
         const next = this.waiting.shift()
@@ -481,7 +483,7 @@ class DiskStore {
   }
 
   /** Runs one fs call for `job`; `then(result)` on success, the request fails on error. */
-  call (job, run, then) {
+  call (job, run, then, opened = false) {
     job.busy = true
     this.inflight++
     run((err, result) => {
@@ -489,7 +491,7 @@ class DiskStore {
       this.inflight--
       // An fd opened after the request failed is closed by remove().
       if (this.dead) {
-        if (typeof result === 'number' && job.fd === null && !job.closed && err === null) job.fd = result
+        if (opened && err === null) job.fd = result
         if (this.inflight === 0) this.remove()
         return
       }
