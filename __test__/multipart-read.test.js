@@ -10,6 +10,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
+const { AsyncLocalStorage } = require('node:async_hooks')
 const uWS = require('uWebSockets.js')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
@@ -403,4 +404,29 @@ test('onAborted is called, and the program\'s mistakes are TypeErrors thrown at 
   assert.throws(() => readMultipart(res, headers, { preservePath: 'yes' }), TypeError)
   assert.throws(() => readMultipart(res, headers, { limit: ' 10kb ' }), TypeError)
   assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('the storage function and onAborted run in the caller\'s async context', async () => {
+  const als = new AsyncLocalStorage()
+  const stores = []
+  const fake = () => {
+    const res = { onData (f) { res.data = f }, onAborted (f) { res.abort = f }, pause () {}, resume () {} }
+    return res
+  }
+  const body = formBody([{ name: 'f', filename: 'f', data: Buffer.from('x') }])
+  const chunk = body.buffer.slice(body.byteOffset, body.byteOffset + body.length)
+  const res = fake()
+  const storage = () => {
+    stores.push(als.getStore())
+    return new Writable({ write (c, e, cb) { cb() } })
+  }
+  const read = als.run('caller', () => readMultipart(res, { 'content-type': contentType() }, { storage }))
+  // uWS calls onData from no request's context: here, from outside als.run.
+  res.data(chunk, true)
+  assert.equal((await read).files.length, 1)
+  const gone = fake()
+  const aborted = als.run('caller', () => readMultipart(gone, { 'content-type': contentType() }, { onAborted: () => stores.push(als.getStore()) }))
+  gone.abort()
+  await assert.rejects(aborted, { code: 'ECONNABORTED' })
+  assert.deepEqual(stores, ['caller', 'caller'])
 })

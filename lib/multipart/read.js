@@ -193,6 +193,9 @@ class Read {
 
   /** A BodyError for a body refused before any byte is read, or null. */
   refusal (contentType, contentLength, contentEncoding) {
+    // uWS gives '' for a header the request does not have: not multipart (the native
+    // side would say "no boundary").
+    if (contentType === undefined || contentType === null || contentType === '') return errors.bodyError('ERR_MULTIPART_CONTENT_TYPE', {})
     const expected = parseContentLength(contentLength === '' ? undefined : contentLength)
     if (expected === INVALID) return errors.bodyError('ERR_BODY_INVALID_LENGTH', {})
     this.expected = expected
@@ -202,8 +205,6 @@ class Read {
     if (expected > this.limit) return errors.tooLarge(this.limit, expected, 0)
     const memory = this.storage.kind === 'memory'
     const preallocate = memory && expected >= 0 ? Math.min(expected, DEFAULT_MAX_PREALLOCATED) : 0
-    // uWS gives '' for a header the request does not have: not multipart (native: no boundary).
-    if (contentType === undefined || contentType === null || contentType === '') return errors.bodyError('ERR_MULTIPART_CONTENT_TYPE', {})
     const upload = MultipartUpload.create(String(contentType), this.limits, preallocate, expected, this)
     if (!(upload instanceof MultipartUpload)) return errors.multipartError(upload)
     this.upload = upload
