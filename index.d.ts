@@ -65,6 +65,11 @@ export type BodyErrorType =
   | 'encoding.invalid'
   | 'memory.exhausted'
   | 'request.timeout'
+  | 'multipart.unsupported'
+  | 'multipart.boundary'
+  | 'multipart.header'
+  | 'multipart.truncated'
+  | 'multipart.limit'
 
 export type BodyErrorCode =
   | 'ERR_BODY_TOO_LARGE'
@@ -78,12 +83,29 @@ export type BodyErrorCode =
   | 'ECONNABORTED'
   | 'ERR_BODY_OUT_OF_MEMORY'
   | 'ERR_BODY_TIMEOUT'
+  | 'ERR_MULTIPART_CONTENT_TYPE'
+  | 'ERR_MULTIPART_BOUNDARY'
+  | 'ERR_MULTIPART_HEADER'
+  | 'ERR_MULTIPART_TRUNCATED'
+  | 'LIMIT_PART_COUNT'
+  | 'LIMIT_FILE_SIZE'
+  | 'LIMIT_FILE_COUNT'
+  | 'LIMIT_FIELD_KEY'
+  | 'LIMIT_FIELD_VALUE'
+  | 'LIMIT_FIELD_COUNT'
+  | 'LIMIT_HEADER_PAIRS'
+  | 'LIMIT_HEADER_SIZE'
 
 /**
  * What the client did wrong, with the status to answer. Shaped like raw-body's errors.
  * uws-body makes them (they reject readBody/readText, fill BodyAccumulator's `error`, reach
  * the parsers' `next`); there is no public constructor. Test for one with `instanceof`.
  */
+export type MultipartReason =
+  | 'missing' | 'too long' | 'character' | 'malformed'
+  | 'syntax' | 'folding' | 'no disposition' | 'disposition'
+  | 'preamble' | 'headers' | 'body' | 'delimiter'
+
 export class BodyError extends Error {
   private constructor()
   name: 'BodyError'
@@ -101,8 +123,16 @@ export class BodyError extends Error {
   received?: number
   /** The unsupported encoding (encoding.unsupported, lower-cased) or the coding that failed (encoding.invalid). */
   encoding?: string
-  /** Why an encoded body is invalid (encoding.invalid). */
-  reason?: 'corrupt' | 'truncated' | 'trailing'
+  /**
+   * Why an encoded body is invalid (encoding.invalid: 'corrupt', 'truncated', 'trailing'),
+   * or what is wrong with a multipart body (multipart.boundary: 'missing', 'too long',
+   * 'character', 'malformed'; multipart.header: 'syntax', 'folding', 'no disposition',
+   * 'disposition'; multipart.truncated, where it stopped: 'preamble', 'headers', 'body',
+   * 'delimiter').
+   */
+  reason?: 'corrupt' | 'truncated' | 'trailing' | MultipartReason
+  /** The name of the part a multipart limit was broken in, when known. */
+  field?: string
   /** The refused charset (charset.unsupported), lower-cased. */
   charset?: string
   /** The deadline that passed, in ms (request.timeout). */
@@ -265,3 +295,94 @@ export function raw(options?: ParserOptions): BodyParserMiddleware
 export function text(options?: TextOptions): BodyParserMiddleware
 /** body-parser's urlencoded(): req.body is the parsed form ({} for an empty body). */
 export function urlencoded(options?: UrlencodedOptions): BodyParserMiddleware
+
+/**
+ * multipart/form-data limits, with busboy's names. Each is the most allowed, inclusive
+ * (multer 2.5's meaning): `fileSize: 10` accepts a file of 10 bytes and refuses one of 11
+ * with 413 LIMIT_FILE_SIZE (busboy itself trips fileSize, fieldSize and parts on reaching
+ * the value: pass value - 1 for its exact behaviour).
+ */
+export interface MultipartLimits {
+  /** Bytes of a part's name, as sent. Default none. */
+  fieldNameSize?: number
+  /** Bytes of one field's value. Default 1048576 (1 MiB). */
+  fieldSize?: number
+  /** Field parts. Default none. */
+  fields?: number
+  /** Bytes of one file. Default none. */
+  fileSize?: number
+  /** File parts. Default none. */
+  files?: number
+  /** Parts, fields and files together. Default none. */
+  parts?: number
+  /** Header lines in one part. Default 2000. */
+  headerPairs?: number
+  /** Bytes of one part's header block. Default 16384. */
+  headerSize?: number
+}
+
+/** What a file part says about itself (the storage function gets this). */
+export interface MultipartFileInfo {
+  fieldname: string
+  /** The client's file name: after the last / or \ unless preservePath; never used as a path by uws-body. */
+  originalname: string
+  /** Content-Transfer-Encoding, '7bit' without one (not applied). */
+  encoding: string
+  /** The part's Content-Type, 'text/plain' without one. */
+  mimetype: string
+}
+
+export interface MultipartFile extends MultipartFileInfo {
+  /** Bytes received. */
+  size: number
+}
+
+/** A file kept in memory: a view of one Buffer shared by the request's files. */
+export interface MultipartMemoryFile extends MultipartFile {
+  buffer: Buffer
+}
+
+/** A file written to disk: a new file in `dest`, named by 32 random hex digits. */
+export interface MultipartDiskFile extends MultipartFile {
+  path: string
+}
+
+export interface MultipartResult<File extends MultipartFile = MultipartMemoryFile> {
+  /** Field values by name; a name sent more than once gives an array, in order. */
+  fields: Record<string, string | string[]>
+  /** File parts, in the order sent. */
+  files: File[]
+}
+
+export interface ReadMultipartOptions {
+  /** Where files go: 'memory' (default), { dest } or (file) => Writable. */
+  storage?: 'memory' | { dest: string } | ((file: MultipartFileInfo) => import('node:stream').Writable)
+  limits?: MultipartLimits
+  /**
+   * Largest body, as sent (bytes or '64mb'). Default 64 MiB for memory storage, none for
+   * disk and handler storage (whose fields are then bounded by 64 MiB together).
+   */
+  limit?: number | string
+  /** Milliseconds for the whole body, from the call (408 after). Default 300000 for memory storage, none otherwise. */
+  timeout?: number
+  /** How plain name and filename parameters are read: 'latin1' (busboy's default) or 'utf8'. */
+  defParamCharset?: 'latin1' | 'utf8' | 'utf-8'
+  /** Keep the client's whole file name, / and \ included. Default false. */
+  preservePath?: boolean
+  /** Bytes waiting for the disk (or held by ended Writables) before the client is paused. Default 524288. */
+  highWaterMark?: number
+  /** Called once if the client goes away; `res` must not be used after that. */
+  onAborted?: () => void
+}
+
+/**
+ * Reads a multipart/form-data body of a bare uWS request. Call synchronously in the
+ * route handler; it owns res.onData and res.onAborted. Rejects once with a BodyError
+ * (415, 400, 408, 413 with multer's LIMIT_* codes, request.aborted) or with the storage's
+ * own error (disk, the Writable's), after every file written so far is removed.
+ * @throws {TypeError} synchronously for the program's mistakes, as readBody.
+ */
+export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: { dest: string } }): Promise<MultipartResult<MultipartDiskFile>>
+export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: (file: MultipartFileInfo) => import('node:stream').Writable }): Promise<MultipartResult<MultipartFile>>
+export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions & { storage?: 'memory' }): Promise<MultipartResult<MultipartMemoryFile>>
+export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions): Promise<MultipartResult<MultipartFile & { buffer?: Buffer, path?: string }>>

@@ -4,6 +4,7 @@ const { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./lib/accumul
 const { BodyError } = require('./lib/errors')
 const { readBody, readText } = require('./lib/read-body')
 const { bodyStream } = require('./lib/stream')
+const { readMultipart } = require('./lib/multipart/read')
 const { bodyTimeout } = require('./lib/timeout')
 const parsers = require('./lib/parsers')
 
@@ -24,6 +25,7 @@ module.exports = {
   bodyStream,
   bodyTimeout,
   readBody,
+  readMultipart,
   readText,
   setPoolLimit,
   stats,

@@ -10,6 +10,7 @@ import {
   bodyStream,
   bodyTimeout,
   readBody,
+  readMultipart,
   readText,
   setPoolLimit,
   stats,
@@ -20,7 +21,8 @@ import {
   text,
   urlencoded
 } from 'uws-body'
-import type { BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware } from 'uws-body'
+import type { BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware, MultipartFileInfo, MultipartMemoryFile, MultipartDiskFile, MultipartFile, MultipartResult, ReadMultipartOptions, MultipartReason } from 'uws-body'
+import { PassThrough } from 'node:stream'
 
 uWS.App().post('/upload', (res, req) => {
   readBody(res, req, { limit: '10mb', maxPreallocated: 1 << 20, inflate: false, onAborted: () => {} }).then(
@@ -49,7 +51,7 @@ uWS.App().post('/text', async (res, req) => {
 const acc = new BodyAccumulator({ contentLength: '12', contentEncoding: 'gzip, br', limit: '1mb', maxPreallocated: 0, inflate: true })
 const accepted: boolean = acc.push(new ArrayBuffer(4)) && acc.push(new Uint8Array(4)) && acc.push(Buffer.alloc(4))
 if (acc.error) {
-  const reason: 'corrupt' | 'truncated' | 'trailing' | undefined = acc.error.reason
+  const reason: 'corrupt' | 'truncated' | 'trailing' | MultipartReason | undefined = acc.error.reason
   console.log(acc.error.status, acc.error.limit, acc.error.encoding, reason)
 }
 const whole: Buffer = acc.finish()
@@ -127,3 +129,30 @@ bodyStream({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { t
 bodyStream({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { maxPreallocated: 1 })
 // @ts-expect-error bodyTimeout needs a callback
 bodyTimeout(timed, 10)
+
+// readMultipart: the file type follows the storage.
+uWS.App().post('/form', async (res, req) => {
+  const memory: MultipartResult<MultipartMemoryFile> = await readMultipart(res, req, { limits: { fileSize: 1 << 20, files: 3, fieldNameSize: 100, fieldSize: 1000, fields: 10, parts: 13, headerPairs: 20, headerSize: 4096 }, limit: '8mb', timeout: 30_000, onAborted: () => {} })
+  const first: Buffer = memory.files[0].buffer
+  const field: string | string[] | undefined = memory.fields.title
+  const disk = await readMultipart(res, req, { storage: { dest: '/tmp/uploads' }, defParamCharset: 'utf8', preservePath: false, highWaterMark: 1 << 16 })
+  const where: string = disk.files[0].path
+  const streamed = await readMultipart(res, req, { storage: (file: MultipartFileInfo) => { console.log(file.originalname, file.mimetype, file.encoding, file.fieldname); return new PassThrough() } })
+  const size: number = streamed.files[0].size
+  const options: ReadMultipartOptions = { storage: 'memory' }
+  const any: MultipartResult<MultipartFile> = await readMultipart(res, req, options)
+  console.log(first, field, where, size, any)
+  try {
+    await readMultipart(res, req)
+  } catch (err) {
+    if (err instanceof BodyError && err.code === 'LIMIT_FILE_SIZE') console.log(err.field, err.limit, err.type === 'multipart.limit')
+  }
+})
+// @ts-expect-error readMultipart needs a response that can pause and resume
+readMultipart({ onData () {}, onAborted () {} }, {})
+// @ts-expect-error limits have busboy's names
+readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { limits: { maxFileSize: 1 } })
+// @ts-expect-error a memory file has no path
+readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}).then((r) => r.files[0].path)
+// @ts-expect-error a disk file has no buffer
+readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { storage: { dest: '/tmp' } }).then((r) => r.files[0].buffer)
