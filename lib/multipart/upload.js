@@ -36,7 +36,9 @@ const EMPTY = new ArrayBuffer(0)
 
 /**
  * consumer: {
- *   part(head) -> SKIP | FIELD | ARENA | STREAM   a part begins (head: multipartHead's)
+ *   part(head) -> SKIP | FIELD | ARENA | STREAM   a part begins; head: { name, filename,
+ *                                                 filenameUtf8, mimeType, charset, encoding,
+ *                                                 isFile } (src/node/multipart.rs multipart_head)
  *   field(value)                                  a FIELD part's value (string or Buffer)
  *   data(buffer)                                  bytes of a STREAM part
  *   partEnd(range)                                any part ends; range: [start, end) in
@@ -127,8 +129,8 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
-          const head = native.multipartHead(handle)
-          this.sink = consumer.part(head)
+          const h = native.multipartHead(handle)
+          this.sink = consumer.part({ name: h[0], filename: h[1], filenameUtf8: h[2], mimeType: h[3], charset: h[4], encoding: h[5], isFile: h[6] })
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd
           break

@@ -241,10 +241,12 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
     }))
 }
 
-/// multipartHead(upload) -> the current part's head: `{ name, filename, filenameUtf8,
-/// mimeType, charset, encoding, isFile }`. Names the client sent as plain parameters come
-/// as latin1 strings (their bytes, one char each: JS re-reads them as it is told to);
-/// `filename*` (RFC 8187) comes decoded, with `filenameUtf8` true.
+/// multipartHead(upload) -> the current part's head as an array: `[name, filename,
+/// filenameUtf8, mimeType, charset, encoding, isFile]` (lib/multipart/upload.js names
+/// them: an array needs no property keys made per part, which were a fifth of the time
+/// of a form of 100 small files). Names the client sent as plain parameters come as latin1
+/// strings (their bytes, one char each: JS re-reads them as it is told to); `filename*`
+/// (RFC 8187) comes decoded, with `filenameUtf8` true.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -254,28 +256,38 @@ pub unsafe extern "C" fn multipart_head(env: Env, info: sys::napi_callback_info)
         callback(env, || {
             let [handle] = args::<1>(env, info)?;
             let head = upload(env, handle, "multipartHead")?.parser().head();
-            let o = object(env)?;
             let name = match &head.name {
                 Some(name) => latin1(env, name)?,
                 None => null(env)?,
             };
-            set(env, o, "name", name)?;
             let (filename, utf8) = match &head.filename {
                 Some(f) if f.encoding == NameEncoding::Utf8 => (utf8_lossy(env, &f.bytes)?, true),
                 Some(f) => (latin1(env, &f.bytes)?, false),
                 None => (null(env)?, false),
             };
-            set(env, o, "filename", filename)?;
-            set(env, o, "filenameUtf8", boolean(env, utf8)?)?;
-            set(env, o, "mimeType", string(env, head.mime_type())?)?;
             let charset = match &head.charset {
                 Some(c) => latin1(env, c)?,
                 None => null(env)?,
             };
-            set(env, o, "charset", charset)?;
-            set(env, o, "encoding", latin1(env, head.encoding())?)?;
-            set(env, o, "isFile", boolean(env, head.is_file)?)?;
-            Ok(o)
+            let values = [
+                name,
+                filename,
+                boolean(env, utf8)?,
+                string(env, head.mime_type())?,
+                charset,
+                latin1(env, head.encoding())?,
+                boolean(env, head.is_file)?,
+            ];
+            let mut array = ptr::null_mut();
+            check(sys::napi_create_array_with_length(
+                env,
+                values.len(),
+                &mut array,
+            ))?;
+            for (i, value) in values.into_iter().enumerate() {
+                check(sys::napi_set_element(env, array, i as u32, value))?;
+            }
+            Ok(array)
         })
     }
 }
