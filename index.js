@@ -6,6 +6,7 @@ const { readBody, readText } = require('./lib/read-body')
 const { bodyStream } = require('./lib/stream')
 const { bodyTimeout } = require('./lib/timeout')
 const parsers = require('./lib/parsers')
+const { multipart, MulterError } = require('./lib/multipart/multer')
 
 /** Native memory held by bodies and by the pool, process-wide (all threads). */
 function stats () {
@@ -33,5 +34,8 @@ module.exports = {
   json: parsers.json,
   raw: parsers.raw,
   text: parsers.text,
-  urlencoded: parsers.urlencoded
+  urlencoded: parsers.urlencoded,
+  // multer's API (single, array, fields, none, any; storages; MulterError).
+  multipart,
+  MulterError
 }
