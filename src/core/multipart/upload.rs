@@ -100,6 +100,8 @@ impl Upload {
         if self.out_of_memory.is_some() {
             return Ok(fed(input.len(), 0, Outcome::Failed));
         }
+        // A skipped part keeps nothing: its size limit would only refuse what nobody keeps.
+        self.parser.set_unlimited(sink == Sink::Skip);
         loop {
             let max = match sink {
                 Sink::Room if written == room.len() => {
@@ -348,5 +350,58 @@ mod tests {
         assert!(up.error().is_some());
         assert_eq!(up.arena_len(), 0);
         assert_eq!(up.parser().held(), 0);
+    }
+
+    /// Feeds `body` whole, each part into `sink_for(name)`; the last outcome.
+    fn feed_with(body: &[u8], limits: Limits, sink_for: fn(&[u8]) -> Sink) -> Outcome {
+        let boundary = Boundary::new(b"b").unwrap();
+        let mut up = Upload::new(Multipart::new(&boundary, limits), 8, None);
+        let mut room = [MaybeUninit::new(0u8); 64];
+        let (mut sink, mut at) = (Sink::Skip, 0);
+        loop {
+            let fed = up.feed(&body[at..], sink, &mut room).unwrap();
+            at += fed.consumed;
+            match fed.outcome {
+                Outcome::Part => {
+                    sink = sink_for(up.parser().head().name.as_deref().unwrap_or(b""));
+                }
+                Outcome::Data | Outcome::PartEnd => {}
+                outcome => return outcome,
+            }
+        }
+    }
+
+    #[test]
+    fn a_skipped_part_is_not_held_to_its_size_limit() {
+        let body = b"--b\r\nContent-Disposition: form-data; name=\"x\"; filename=\"x\"\r\n\r\n0123456789\r\n\
+--b\r\nContent-Disposition: form-data; name=\"v\"\r\n\r\n0123456789\r\n\
+--b\r\nContent-Disposition: form-data; name=\"k\"; filename=\"k\"\r\n\r\n0123\r\n--b--";
+        let limits = Limits {
+            file_size: 4,
+            field_size: 4,
+            ..Limits::default()
+        };
+        let skip_big = |name: &[u8]| {
+            if name == b"k" {
+                Sink::Arena
+            } else {
+                Sink::Skip
+            }
+        };
+        assert_eq!(feed_with(body, limits.clone(), skip_big), Outcome::Done);
+        // The same parts kept are over their limits; and skipping one part does not
+        // lift the limit of the next.
+        assert_eq!(
+            feed_with(body, limits.clone(), |_| Sink::Arena),
+            Outcome::Failed
+        );
+        let keep_field = |name: &[u8]| {
+            if name == b"v" {
+                Sink::Field
+            } else {
+                Sink::Skip
+            }
+        };
+        assert_eq!(feed_with(body, limits, keep_field), Outcome::Failed);
     }
 }
