@@ -275,8 +275,10 @@ class Request {
     this.current = null
     if (this.failed !== null) return SKIP
     if (!head.isFile) {
+      // A field without a name is refused at its end, as multer does (so a limit its
+      // value breaks meanwhile is not the error): its value is not kept.
       this.current = { field: true, head }
-      return FIELD
+      return head.name === null ? SKIP : FIELD
     }
     return this.filePart(head)
   }
@@ -433,6 +435,7 @@ class Request {
   partEnd (range) {
     const state = this.current
     this.current = null
+    if (state !== null && state.field && state.head.name === null) return this.fail(new MulterError('MISSING_FIELD_NAME'))
     if (state !== null && !state.field) {
       state.ended = true
       if (range !== null) {
