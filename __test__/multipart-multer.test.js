@@ -43,9 +43,17 @@ function mount (app, configs, make, dest) {
   return app
 }
 
-async function startBoth (configs, { makeOurs, makeMulter, destOurs, destMulter } = {}) {
-  const ours = mount(ultimateExpress(), configs, makeOurs || ((c) => middlewareOf(uwsBody.multipart, c)), destOurs)
-  const oursPort = await new Promise((resolve) => ours.listen(0, '127.0.0.1', () => resolve(ours.port)))
+async function startBoth (configs, { makeOurs, makeMulter, destOurs, destMulter, oursOnExpress = false } = {}) {
+  const makeOursOrDefault = makeOurs || ((c) => middlewareOf(uwsBody.multipart, c))
+  let ours, oursPort
+  if (oursOnExpress) {
+    ours = http.createServer(mount(express(), configs, makeOursOrDefault, destOurs))
+    await new Promise((resolve) => ours.listen(0, '127.0.0.1', resolve))
+    oursPort = ours.address().port
+  } else {
+    ours = mount(ultimateExpress(), configs, makeOursOrDefault, destOurs)
+    oursPort = await new Promise((resolve) => ours.listen(0, '127.0.0.1', () => resolve(ours.port)))
+  }
   const theirs = http.createServer(mount(express(), configs, makeMulter || ((c) => middlewareOf(multer, c)), destMulter))
   await new Promise((resolve) => theirs.listen(0, '127.0.0.1', resolve))
   return {
@@ -105,4 +113,82 @@ test(`multipart() answers as multer 2 on ${CASES} generated requests (SEED=${SEE
   assert.ok(tally.ok > CASES / 4, `accepted: ${tally.ok}`)
   assert.ok(tally.errors.size >= 4, `error codes seen: ${[...tally.errors.keys()]}`)
   assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+/** Runs `cases` on both servers and requires the same answers; returns them (ours). */
+async function compare (servers, cases, check = () => {}) {
+  const results = []
+  for (const c of cases) {
+    const theirs = await send(servers.theirsPort, c.index, c)
+    const ours = await send(servers.oursPort, c.index, c)
+    delete ours.status
+    delete theirs.status
+    assert.deepEqual(ours, theirs, `case ${c.index} (SEED=${SEED}): ${JSON.stringify(c.config)}`)
+    await check(c, ours)
+    results.push(ours)
+  }
+  return results
+}
+
+test(`under plain Express 5 (node:http) too, multipart() answers as multer (SEED=${SEED})`, async () => {
+  const rnd = random(SEED + 1)
+  const cases = []
+  const configs = new Map()
+  for (let i = 0; i < 50; i++) {
+    const c = generateCase(rnd, i)
+    cases.push(c)
+    configs.set(String(i), c.config)
+  }
+  const servers = await startBoth(configs, { oursOnExpress: true })
+  try {
+    await compare(servers, cases)
+  } finally {
+    servers.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test(`disk storage: the same files on disk as multer's, and none left after a failure (SEED=${SEED})`, async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-multer-'))
+  const destOurs = path.join(root, 'ours')
+  const destMulter = path.join(root, 'multer')
+  const rnd = random(SEED + 2)
+  const cases = []
+  const configs = new Map()
+  for (let i = 0; i < 60; i++) {
+    const c = generateCase(rnd, i)
+    // Mostly any(): files get stored (and, when a later part fails, removed).
+    if (i % 3 !== 0) c.config.strategy = { kind: 'any' }
+    cases.push(c)
+    configs.set(String(i), c.config)
+  }
+  // Ours with its own diskStorage, with `dest`, and with multer's DiskStorage as a foreign
+  // engine (fed through file.stream); multer with its own.
+  const makeOurs = (config, id) => {
+    const dir = path.join(destOurs, id)
+    const storage = [uwsBody.multipart.diskStorage({ destination: dir }), undefined, multer.diskStorage({ destination: dir })][Number(id) % 3]
+    if (storage === undefined) return middlewareOf((options) => uwsBody.multipart({ ...options, dest: dir }), config)
+    return middlewareOf(uwsBody.multipart, config, storage)
+  }
+  const makeMulter = (config, id) => middlewareOf(multer, config, multer.diskStorage({ destination: path.join(destMulter, id) }))
+  const servers = await startBoth(configs, { makeOurs, makeMulter, destOurs, destMulter })
+  let stored = 0
+  let failed = 0
+  try {
+    await compare(servers, cases, (c, result) => {
+      const mine = fs.readdirSync(path.join(destOurs, String(c.index)))
+      const theirs = fs.readdirSync(path.join(destMulter, String(c.index)))
+      assert.equal(mine.length, theirs.length, `case ${c.index}: files on disk ${JSON.stringify(c.config)} ${JSON.stringify(result).slice(0, 300)}`)
+      if (result.error) {
+        assert.deepEqual(mine, [], `case ${c.index}: a failed upload leaves nothing`)
+        failed++
+      } else {
+        stored += mine.length
+      }
+    })
+  } finally {
+    servers.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+  assert.ok(stored > 10 && failed > 5, `stored ${stored}, failed ${failed}`)
 })

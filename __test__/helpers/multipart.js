@@ -109,6 +109,11 @@ function generateCase (rnd, index) {
   // yet is held to fileSize as its bytes arrive (multer waits for the answer, and holds a
   // refused file to nothing). So fileSize is not combined with an asynchronous filter.
   if (filter.startsWith('async')) delete limits.fileSize
+  // An asynchronous refusal gives the field's slot back when it answers, which is before
+  // or after the next file's head depending on how the bytes were cut into reads, for
+  // multer as here: refusing filters are used only where no field has a maxCount.
+  const counted = strategy.kind !== 'any' && strategy.kind !== 'none'
+  const filterUsed = filter === 'asyncRejectOdd' && counted ? 'async' : filter
 
   const body = formBody(boundary, parts, { preamble: rnd() < 0.1 ? 'preamble\r\n' : '', epilogue: pick(['', '\r\n', '\r\nepilogue']) })
   const cuts = []
@@ -121,7 +126,7 @@ function generateCase (rnd, index) {
     body,
     cuts,
     pause: rnd() < 0.3 ? 1 : 0,
-    config: { strategy, limits: Object.keys(limits).length ? limits : undefined, filter }
+    config: { strategy, limits: Object.keys(limits).length ? limits : undefined, filter: filterUsed }
   }
 }
 

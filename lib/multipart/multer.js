@@ -502,6 +502,9 @@ class Request {
       this.release(state)
       if (err) {
         this.removePlaceholder(state)
+        // A file cut short by the request's failure may be on disk in part (multer's
+        // rule: a pending file with a path is removed).
+        if (this.failed !== null && file.path) this.stored.push(file)
         this.pending--
         if (this.failed !== null) return this.maybeCleanup()
         return this.fail(err)
