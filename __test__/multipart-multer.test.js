@@ -192,3 +192,151 @@ test(`disk storage: the same files on disk as multer's, and none left after a fa
   }
   assert.ok(stored > 10 && failed > 5, `stored ${stored}, failed ${failed}`)
 })
+
+/** An ultimate-express app with `routes(app)`, answering errors with status and code. */
+async function ultimateApp (routes) {
+  const app = ultimateExpress()
+  routes(app)
+  app.use((err, req, res, next) => {
+    res.status(err.status || 500).json({ name: err.name, code: err.code, status: err.status, message: err.message })
+  })
+  const port = await new Promise((resolve) => app.listen(0, '127.0.0.1', () => resolve(app.port)))
+  return { app, port }
+}
+
+test('bad input: 400/413 with the reason, never a crash, nothing written outside dest', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-multer-bad-'))
+  const dest = path.join(root, 'dest')
+  const { app, port } = await ultimateApp((app) => {
+    const disk = uwsBody.multipart({ dest })
+    app.post('/disk', disk.any(), (req, res) => res.json(req.files.map((f) => ({ originalname: f.originalname, path: f.path, size: f.size }))))
+    app.post('/none', uwsBody.multipart().none(), (req, res) => res.json({ n: req.body.a.length }))
+    app.post('/parts', uwsBody.multipart({ limits: { parts: 1000 } }).none(), (req, res) => res.json({ n: req.body.a.length }))
+  })
+  const post = (route, contentType, body) => request(port, { path: route, headers: { 'content-type': contentType }, body })
+  const answer = async (route, contentType, body) => {
+    const r = await post(route, contentType, body)
+    return { status: r.status, code: JSON.parse(r.body).code }
+  }
+  const part = (extra = '', data = 'x') => `--b\r\nContent-Disposition: form-data; name="f"${extra}\r\n\r\n${data}\r\n`
+  try {
+    assert.deepEqual(await answer('/disk', 'multipart/form-data', Buffer.from(part() + '--b--')), { status: 400, code: 'ERR_MULTIPART_BOUNDARY' })
+    assert.deepEqual(await answer('/disk', `multipart/form-data; boundary=${'b'.repeat(71)}`, Buffer.from(part() + '--b--')), { status: 400, code: 'ERR_MULTIPART_BOUNDARY' })
+    assert.deepEqual(await answer('/disk', 'multipart/form-data; boundary=b', Buffer.from(part('; filename="a.txt"'))), { status: 400, code: 'ERR_MULTIPART_TRUNCATED' })
+    assert.deepEqual(await answer('/disk', 'multipart/form-data; boundary=b', Buffer.from('--b\r\nContent-Type: text/plain\r\n\r\nx\r\n--b--')), { status: 400, code: 'ERR_MULTIPART_HEADER' })
+    assert.deepEqual(await answer('/disk', 'multipart/form-data; boundary=b', Buffer.from(part(`; filename="a.txt"\r\nX-Pad: ${'p'.repeat(20000)}`) + '--b--')), { status: 413, code: 'LIMIT_HEADER_SIZE' })
+    // A NUL or another control character in a header value is a malformed header.
+    assert.deepEqual(await answer('/disk', 'multipart/form-data; boundary=b', Buffer.from(part('; filename="a\0b.txt"') + '--b--')), { status: 400, code: 'ERR_MULTIPART_HEADER' })
+    // Path names are cut to their last segment (busboy's rule), and disk storage names
+    // files itself: whatever the client calls a file, it lands in dest.
+    for (const name of ['../../escape.txt', '..\\..\\escape.txt', '/etc/passwd', '..', 'x'.repeat(10000)]) {
+      const r = await post('/disk', 'multipart/form-data; boundary=b', Buffer.from(part(`; filename="${name}"`, 'data') + '--b--'))
+      assert.equal(r.status, 200, r.body)
+      for (const f of JSON.parse(r.body)) {
+        assert.equal(path.dirname(f.path), dest)
+        assert.ok(!f.originalname.includes('/') && !f.originalname.includes('\\'), f.originalname)
+      }
+    }
+    assert.deepEqual(fs.readdirSync(root), ['dest'], 'nothing written beside dest')
+    assert.equal(fs.readdirSync(dest).length, 4, 'one file per named upload ("..": no name, skipped)')
+    // 100 000 tiny parts: read whole without a limit, refused at the limit with one.
+    const many = Buffer.from('--b\r\nContent-Disposition: form-data; name="a[]"\r\n\r\n1\r\n'.repeat(100000) + '--b--')
+    const all = await post('/none', 'multipart/form-data; boundary=b', many)
+    assert.deepEqual({ status: all.status, body: JSON.parse(all.body) }, { status: 200, body: { n: 100000 } })
+    assert.deepEqual(await answer('/parts', 'multipart/form-data; boundary=b', many), { status: 413, code: 'LIMIT_PART_COUNT' })
+  } finally {
+    app.close()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+test('requests that are not multipart pass through untouched; multipart/mixed is a 415', async () => {
+  const { app, port } = await ultimateApp((app) => {
+    app.post('/any', uwsBody.multipart().any(), uwsBody.json(), (req, res) => res.json({ body: req.body, files: req.files === undefined }))
+  })
+  try {
+    const r = await request(port, { path: '/any', headers: { 'content-type': 'application/json' }, body: Buffer.from('{"a":1}') })
+    assert.deepEqual(JSON.parse(r.body), { body: { a: 1 }, files: true })
+    const mixed = await request(port, { path: '/any', headers: { 'content-type': 'multipart/mixed; boundary=b' }, body: Buffer.from('--b--') })
+    assert.equal(mixed.status, 415)
+  } finally {
+    app.close()
+  }
+})
+
+test('a storage engine slower than the client pauses the client (uWS res.pause) and gets every byte', async () => {
+  const size = 24 << 20
+  const data = Buffer.alloc(size)
+  for (let i = 0; i < size; i += 4096) data[i] = i & 0xff
+  let pauses = 0
+  let resumes = 0
+  let mostBuffered = 0
+  // Reads 256 KiB every 2 ms: far slower than a loopback client.
+  const slow = {
+    _handleFile (req, file, cb) {
+      const hash = require('node:crypto').createHash('sha256')
+      let n = 0
+      const pump = () => {
+        mostBuffered = Math.max(mostBuffered, file.stream.readableLength)
+        let piece
+        while (n % (256 << 10) < (255 << 10) && (piece = file.stream.read()) !== null) { hash.update(piece); n += piece.length }
+        if (file.stream.readableEnded) return
+        n += 1 << 10
+        setTimeout(pump, 2)
+      }
+      file.stream.on('end', () => cb(null, { size: n, sha: hash.digest('hex') }))
+      pump()
+    },
+    _removeFile (req, file, cb) { cb(null) }
+  }
+  const { app, port } = await ultimateApp((app) => {
+    app.post('/slow', (req, res, next) => {
+      const uwsRes = req._res
+      const { pause, resume } = uwsRes
+      uwsRes.pause = function () { pauses++; return pause.call(this) }
+      uwsRes.resume = function () { resumes++; return resume.call(this) }
+      next()
+    }, uwsBody.multipart({ storage: slow }).single('f'), (req, res) => res.json({ sha: req.file.sha }))
+  })
+  try {
+    const body = formBody('b', [{ name: 'f', filename: 'big.bin', data }])
+    const r = await request(port, { path: '/slow', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body, timeout: 60000 })
+    assert.equal(r.status, 200, r.body)
+    assert.equal(JSON.parse(r.body).sha, sha256(data))
+  } finally {
+    app.close()
+  }
+  assert.ok(pauses > 0 && resumes >= pauses, `paused ${pauses}, resumed ${resumes}`)
+  // The stream holds at most its high-water mark (1 MiB) plus what uWS had already read.
+  assert.ok(mostBuffered <= 2 << 20, `file.stream held ${mostBuffered} bytes`)
+})
+
+test('next runs in the caller\'s async context, on success and on error, under both frameworks', async () => {
+  const { AsyncLocalStorage } = require('node:async_hooks')
+  const als = new AsyncLocalStorage()
+  const routes = (app) => {
+    app.use((req, res, next) => als.run({ id: req.headers['x-id'] }, next))
+    app.post('/ctx', uwsBody.multipart({ limits: { fileSize: 3 }, fileFilter: (req, file, cb) => setImmediate(cb, null, true) }).any(), (req, res) => res.json({ id: als.getStore().id }))
+    app.use((err, req, res, next) => res.status(err.status).json({ id: als.getStore().id, code: err.code }))
+  }
+  const ue = ultimateExpress()
+  routes(ue)
+  const uePort = await new Promise((resolve) => ue.listen(0, '127.0.0.1', () => resolve(ue.port)))
+  const ex = express()
+  routes(ex)
+  const server = http.createServer(ex)
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    for (const port of [uePort, server.address().port]) {
+      for (const [id, data, expected] of [['ok', 'abc', { id: 'ok' }], ['big', 'abcd', { id: 'big', code: 'LIMIT_FILE_SIZE' }]]) {
+        const body = formBody('b', [{ name: 'f', filename: 'a.txt', data: Buffer.from(data) }])
+        const r = await request(port, { path: '/ctx', headers: { 'content-type': 'multipart/form-data; boundary=b', 'x-id': id }, body, cuts: [10, 60] , pause: 2 })
+        assert.deepEqual(JSON.parse(r.body), expected)
+      }
+    }
+  } finally {
+    ue.close()
+    server.close()
+  }
+})
