@@ -222,6 +222,18 @@ fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, expected: Opti
     if need <= arena.capacity() {
         return true;
     }
+    if let (0, Some(expected)) = (arena.capacity(), expected) {
+        // As `Body`: an idle pooled block of the declared length's class is memory the
+        // process holds already, so the arena takes it whole and never grows (the cap
+        // bounds only new memory a client can make us allocate).
+        let whole = usize::try_from(expected).unwrap_or(usize::MAX);
+        if whole > preallocate && need <= whole {
+            if let Some(block) = Block::idle(whole) {
+                *arena = block;
+                return true;
+            }
+        }
+    }
     let mut capacity = match (arena.capacity(), expected) {
         (0, Some(_)) => preallocate,
         (0, None) => FIRST_ARENA,
@@ -403,5 +415,28 @@ mod tests {
             }
         };
         assert_eq!(feed_with(body, limits, keep_field), Outcome::Failed);
+    }
+
+    #[test]
+    fn the_arena_takes_an_idle_block_of_the_declared_length_whole() {
+        // A size class no other test uses, so the idle block is this test's.
+        let expected = 3 * 1024 * 1024 + 12_345;
+        drop(Block::with_capacity(expected).unwrap());
+        let boundary = Boundary::new(b"b").unwrap();
+        let mut up = Upload::new(
+            Multipart::new(&boundary, Limits::default()),
+            1024,
+            Some(expected as u64),
+        );
+        let body = b"--b\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a\"\r\n\r\n0123";
+        let mut room = [MaybeUninit::new(0u8); 4];
+        let fed = up.feed(body, Sink::Skip, &mut room).unwrap();
+        assert_eq!(fed.outcome, Outcome::Part);
+        let fed = up
+            .feed(&body[fed.consumed..], Sink::Arena, &mut room)
+            .unwrap();
+        assert_eq!(fed.outcome, Outcome::NeedInput);
+        // Not the 1 KiB cap: the whole length, so the arena never grows (nor re-copies).
+        assert!(up.arena.capacity() >= expected, "{}", up.arena.capacity());
     }
 }
