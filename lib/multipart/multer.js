@@ -10,11 +10,13 @@
 //   Readable `file.stream` fed the parser's Buffers (each byte copied once, from uWS),
 //   with backpressure: when the stream holds more than its high-water mark the source is
 //   paused (uWS's res.pause(), or the request stream's), and resumed when it is read;
-// - a fileFilter that answers later: STREAM, the Buffers held until it answers (the
-//   source paused past the high-water mark), then handed on as above.
+// - a fileFilter that answers later: PENDING, the Buffers held until it answers (the
+//   source paused past the high-water mark), then handed on as above. As in multer, such
+//   a file is held to fileSize only if the filter accepts it: past fileSize its bytes are
+//   dropped, and an acceptance then is LIMIT_FILE_SIZE.
 // Everything reaches next() exactly once, in the async context the middleware ran in.
 const typeis = require('type-is')
-const { MultipartUpload, SKIP, FIELD, ARENA, STREAM } = require('./upload')
+const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
 const { MemoryStorage, DiskStorage, memoryStorage, diskStorage } = require('./storage')
 const { appendField } = require('./append-field')
 const errors = require('../errors')
@@ -199,6 +201,7 @@ class Request {
     this.current = null // the part being read: { field } or a file's state
     this.parts = 0
     this.partsMax = number(limits, 'parts', Infinity)
+    this.fileSizeMax = number(limits, 'fileSize', Infinity)
     this.readFinished = false
     this.pending = 0 // files not yet decided or stored
     this.stored = [] // files stored by the engine (removed on failure)
@@ -334,6 +337,8 @@ class Request {
       ended: false, // the part's data is complete
       pieces: [], // data held until the answer (or, memory storage, until the end)
       held: 0,
+      size: 0, // bytes seen before the answer
+      over: false, // more than fileSize of them
       stream: null,
       holding: false,
       range: null
@@ -355,7 +360,7 @@ class Request {
     sync = false
     if (!state.decided) {
       this.active.add(state)
-      return STREAM
+      return PENDING
     }
     if (!state.accepted) return SKIP
     if (this.memory) {
@@ -403,13 +408,22 @@ class Request {
       this.skipFile(state)
       return this.fail(err)
     }
+    const reading = this.current === state && !state.ended
     if (!include) {
       this.skipFile(state)
       this.dropFile(state)
+      if (reading) this.upload.setSink(SKIP)
       return this.maybeDone()
+    }
+    if (state.over) {
+      this.dropFile(state)
+      this.skipFile(state)
+      return this.fail(new MulterError('LIMIT_FILE_SIZE', state.file.fieldname, state.file.originalname))
     }
     state.accepted = true
     this.release(state)
+    // From now on the parser holds the file to fileSize (its bytes so far count).
+    if (reading) this.upload.setSink(STREAM)
     if (this.memory) {
       if (state.ended) this.storeMemory(state)
       return
@@ -423,6 +437,19 @@ class Request {
     if (state.stream !== null) {
       if (!state.stream.push(buffer)) this.hold(state)
       return
+    }
+    if (!state.decided) {
+      if (state.over) return
+      state.size += buffer.length
+      if (state.size > this.fileSizeMax) {
+        // Refused if accepted, dropped if not: nothing of it needs keeping.
+        state.over = true
+        state.pieces = []
+        state.held = 0
+        this.release(state)
+        this.upload.setSink(SKIP)
+        return
+      }
     }
     if (!state.decided || (state.accepted && this.memory)) {
       state.pieces.push(buffer)

@@ -21,6 +21,11 @@ pub enum Sink {
     Field,
     Arena,
     Room,
+    /// As `Room`, for a part the caller has not decided to keep yet: its size limit is
+    /// not applied while it is given this sink (the caller counts), but the bytes count,
+    /// so once it is given `Room` again the limit covers the whole part (multer holds
+    /// a file to `fileSize` only once its filter accepted it).
+    Pending,
 }
 
 /// Why `feed` returned.
@@ -101,13 +106,14 @@ impl Upload {
             return Ok(fed(input.len(), 0, Outcome::Failed));
         }
         // A skipped part keeps nothing: its size limit would only refuse what nobody keeps.
-        self.parser.set_unlimited(sink == Sink::Skip);
+        self.parser
+            .set_unlimited(matches!(sink, Sink::Skip | Sink::Pending));
         loop {
             let max = match sink {
-                Sink::Room if written == room.len() => {
+                Sink::Room | Sink::Pending if written == room.len() => {
                     return Ok(fed(consumed, written, Outcome::Data));
                 }
-                Sink::Room => room.len() - written,
+                Sink::Room | Sink::Pending => room.len() - written,
                 _ => usize::MAX,
             };
             let step = self.parser.next(&input[consumed..], max)?;
@@ -144,7 +150,7 @@ impl Upload {
                     }
                     room
                 }
-                Sink::Room => {
+                Sink::Room | Sink::Pending => {
                     for (o, &b) in room[written..].iter_mut().zip(data) {
                         o.write(b);
                     }
@@ -438,5 +444,31 @@ mod tests {
         assert_eq!(fed.outcome, Outcome::NeedInput);
         // Not the 1 KiB cap: the whole length, so the arena never grows (nor re-copies).
         assert!(up.arena.capacity() >= expected, "{}", up.arena.capacity());
+    }
+
+    #[test]
+    fn a_pending_part_is_held_to_its_limit_only_once_it_is_kept() {
+        let body = b"--b\r\nContent-Disposition: form-data; name=\"k\"; filename=\"k\"\r\n\r\n0123456789\r\n--b--";
+        let limits = Limits {
+            file_size: 4,
+            ..Limits::default()
+        };
+        let boundary = Boundary::new(b"b").unwrap();
+        // Pending throughout: no limit, every byte handed out.
+        let mut up = Upload::new(Multipart::new(&boundary, limits.clone()), 8, None);
+        let mut room = [MaybeUninit::new(0u8); 64];
+        let fed = up.feed(body, Sink::Skip, &mut room).unwrap();
+        let rest = &body[fed.consumed..];
+        let fed = up.feed(rest, Sink::Pending, &mut room).unwrap();
+        assert_eq!((fed.outcome, fed.written), (Outcome::PartEnd, 10));
+        // Pending for 3 bytes, then kept: the 3 count, so the 5th byte breaks the limit.
+        let mut up = Upload::new(Multipart::new(&boundary, limits), 8, None);
+        let fed = up.feed(body, Sink::Skip, &mut room).unwrap();
+        let rest = &body[fed.consumed..];
+        let fed = up.feed(&rest[..3], Sink::Pending, &mut room).unwrap();
+        assert_eq!((fed.outcome, fed.written), (Outcome::NeedInput, 3));
+        let fed = up.feed(&rest[3..], Sink::Room, &mut room).unwrap();
+        assert_eq!(fed.outcome, Outcome::Failed);
+        assert_eq!(up.error().map(|e| e.code()), Some("LIMIT_FILE_SIZE"));
     }
 }
