@@ -162,11 +162,18 @@ test(`disk storage: the same files on disk as multer's, and none left after a fa
     cases.push(c)
     configs.set(String(i), c.config)
   }
-  // Ours with its own diskStorage, with `dest`, and with multer's DiskStorage as a foreign
-  // engine (fed through file.stream); multer with its own.
+  // Ours with its own diskStorage, with `dest`, with multer's DiskStorage as a foreign
+  // engine (fed through file.stream), and with asynchronous destination and filename
+  // callbacks; multer with its own.
   const makeOurs = (config, id) => {
     const dir = path.join(destOurs, id)
-    const storage = [uwsBody.multipart.diskStorage({ destination: dir }), undefined, multer.diskStorage({ destination: dir })][Number(id) % 3]
+    fs.mkdirSync(dir, { recursive: true })
+    // Callbacks that answer later: the file's bytes wait (bounded) for its name.
+    const later = uwsBody.multipart.diskStorage({
+      destination: (req, file, cb) => setImmediate(cb, null, dir),
+      filename: (req, file, cb) => setTimeout(cb, 2, null, require('node:crypto').randomBytes(16).toString('hex'))
+    })
+    const storage = [uwsBody.multipart.diskStorage({ destination: dir }), undefined, multer.diskStorage({ destination: dir }), later][Number(id) % 4]
     if (storage === undefined) return middlewareOf((options) => uwsBody.multipart({ ...options, dest: dir }), config)
     return middlewareOf(uwsBody.multipart, config, storage)
   }
