@@ -347,3 +347,25 @@ test('next runs in the caller\'s async context, on success and on error, under b
     server.close()
   }
 })
+
+test('memory storage: files answered at once are views of one block, its native memory freed after GC', async () => {
+  const { app, port } = await ultimateApp((app) => {
+    const describe = (req, res) => res.json({
+      shared: req.files[0].buffer.buffer === req.files[1].buffer.buffer,
+      native: uwsBody.stats().bytesInUse >= 11,
+      bytes: req.files.map((f) => f.buffer.toString())
+    })
+    app.post('/sync', uwsBody.multipart().any(), describe)
+    app.post('/async', uwsBody.multipart({ fileFilter: (req, file, cb) => setImmediate(cb, null, true) }).any(), describe)
+  })
+  try {
+    const body = formBody('b', [{ name: 'f', filename: 'a', data: Buffer.from('first') }, { name: 'f', filename: 'b', data: Buffer.from('second') }])
+    const send = (route) => request(port, { path: route, headers: { 'content-type': 'multipart/form-data; boundary=b' }, body }).then((r) => JSON.parse(r.body))
+    assert.deepEqual(await send('/sync'), { shared: true, native: true, bytes: ['first', 'second'] })
+    // After an asynchronous answer the bytes come from the parser's JS Buffers.
+    assert.deepEqual((await send('/async')).bytes, ['first', 'second'])
+  } finally {
+    app.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
