@@ -386,3 +386,127 @@ export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike,
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: (file: MultipartFileInfo) => import('node:stream').Writable }): Promise<MultipartResult<MultipartFile>>
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions & { storage?: 'memory' }): Promise<MultipartResult<MultipartMemoryFile>>
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions): Promise<MultipartResult<MultipartFile & { buffer?: Buffer, path?: string }>>
+
+/** A file as multer describes it: req.file, the items of req.files, and fileFilter's argument. */
+export interface MulterFile {
+  /** The part's `name` (the form field). */
+  fieldname: string
+  /** The client's file name (its last path segment unless preservePath): untrusted. */
+  originalname: string
+  /** The part's Content-Transfer-Encoding ('7bit' when none). */
+  encoding: string
+  /** The part's Content-Type essence ('text/plain' when none). */
+  mimetype: string
+  /** Bytes stored (set once the file is stored). */
+  size: number
+  /** Disk storage: the folder, the name in it and the whole path. */
+  destination?: string
+  filename?: string
+  path?: string
+  /** Memory storage: the bytes (a view of the request's one shared block, see README). */
+  buffer?: Buffer
+  /** While a storage engine's _handleFile runs: the file's bytes, as they arrive. */
+  stream?: import('node:stream').Readable
+}
+
+/** multer's (busboy's) limits, as multipart() takes them; each a non-negative integer or Infinity. */
+export interface MulterLimits {
+  /** Longest field name, as sent (bytes). Default none. */
+  fieldNameSize?: number
+  /** Longest field value (bytes). Default 1 MiB. */
+  fieldSize?: number
+  /** Most text fields. */
+  fields?: number
+  /** Largest file (bytes). */
+  fileSize?: number
+  /** Most files. */
+  files?: number
+  /** Most parts (fields and files). */
+  parts?: number
+  /** Most header lines in one part. Default 2000. */
+  headerPairs?: number
+  /** Deepest `a[b][c]` nesting of a field name. */
+  fieldNestingDepth?: number
+  /** Largest `[n]` index in a field name. */
+  fieldArrayIndexLimit?: number
+}
+
+/** Where files go: multer's storage engine contract (multer's own engines fit). */
+export interface StorageEngine {
+  _handleFile(req: any, file: MulterFile, callback: (error?: any, info?: Partial<MulterFile>) => void): void
+  _removeFile(req: any, file: MulterFile, callback: (error: Error | null) => void): void
+}
+
+export interface DiskStorageOptions {
+  /** A folder (created when the storage is), or a function calling back with one. Default os.tmpdir(). */
+  destination?: string | ((req: any, file: MulterFile, callback: (error: Error | null, destination: string) => void) => void)
+  /** Calls back with the file's name. Default 16 random bytes in hex, no extension. */
+  filename?: (req: any, file: MulterFile, callback: (error: Error | null, filename: string) => void) => void
+}
+
+export type FileFilterCallback = (error: Error | null, acceptFile?: boolean) => void
+
+export interface MultipartOptions {
+  /** Disk storage in this folder. */
+  dest?: string
+  /** A storage engine (default: memory, unless dest). */
+  storage?: StorageEngine
+  limits?: MulterLimits | ((req: any) => MulterLimits | undefined)
+  /** Accept (cb(null, true)), skip (cb(null, false)) or fail (cb(err)) each file; may answer later. */
+  fileFilter?: (req: any, file: MulterFile, callback: FileFilterCallback) => void
+  /** Keep the client's whole path in originalname. Default false. */
+  preservePath?: boolean
+  /** How names and file names without a charset are read. Default 'latin1' (multer 2's). */
+  defParamCharset?: string
+  /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 16 MiB. */
+  maxPreallocated?: number
+}
+
+export interface Multipart {
+  /** One file of this field in req.file. */
+  single(fieldName: string): BodyParserMiddleware
+  /** Files of this field in req.files (more than maxCount: LIMIT_UNEXPECTED_FILE). */
+  array(fieldName: string, maxCount?: number): BodyParserMiddleware
+  /** req.files keyed by field name. */
+  fields(fields: ReadonlyArray<{ name: string, maxCount?: number }>): BodyParserMiddleware
+  /** Text fields only: any file is LIMIT_UNEXPECTED_FILE. */
+  none(): BodyParserMiddleware
+  /** Every file, in req.files. */
+  any(): BodyParserMiddleware
+}
+
+export type MulterErrorCode =
+  | 'LIMIT_PART_COUNT'
+  | 'LIMIT_FILE_SIZE'
+  | 'LIMIT_FILE_COUNT'
+  | 'LIMIT_FIELD_KEY'
+  | 'LIMIT_FIELD_VALUE'
+  | 'LIMIT_FIELD_COUNT'
+  | 'LIMIT_UNEXPECTED_FILE'
+  | 'MISSING_FIELD_NAME'
+  | 'LIMIT_FIELD_NESTING'
+  | 'LIMIT_FIELD_ARRAY_INDEX'
+  | 'INVALID_FIELD_NAME'
+  | 'STREAM_DESTROYED'
+
+/** multer's error (code, field, filename, message), with an HTTP status multer does not set. */
+export class MulterError extends Error {
+  constructor(code: MulterErrorCode, field?: string, filename?: string)
+  readonly name: 'MulterError'
+  code: MulterErrorCode
+  field?: string
+  filename?: string
+  /** 413 for the limits, 400 for the others (LIMIT_UNEXPECTED_FILE, MISSING_FIELD_NAME, ...). */
+  status: number
+  statusCode: number
+  /** Errors removing stored files after a failure. */
+  storageErrors?: Error[]
+}
+
+/** multer's API: multipart(options).single(name) and so on; multipart.diskStorage(...). */
+export const multipart: {
+  (options?: MultipartOptions): Multipart
+  diskStorage(options?: DiskStorageOptions): StorageEngine
+  memoryStorage(): StorageEngine
+  MulterError: typeof MulterError
+}

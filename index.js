@@ -7,6 +7,7 @@ const { bodyStream } = require('./lib/stream')
 const { readMultipart } = require('./lib/multipart/read')
 const { bodyTimeout } = require('./lib/timeout')
 const parsers = require('./lib/parsers')
+const { multipart, MulterError } = require('./lib/multipart/multer')
 
 /** Native memory held by bodies and by the pool, process-wide (all threads). */
 function stats () {
@@ -35,5 +36,8 @@ module.exports = {
   json: parsers.json,
   raw: parsers.raw,
   text: parsers.text,
-  urlencoded: parsers.urlencoded
+  urlencoded: parsers.urlencoded,
+  // multer's API (single, array, fields, none, any; storages; MulterError).
+  multipart,
+  MulterError
 }

@@ -19,9 +19,11 @@ import {
   json,
   raw,
   text,
-  urlencoded
+  urlencoded,
+  multipart,
+  MulterError
 } from 'uws-body'
-import type { BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware, MultipartFileInfo, MultipartMemoryFile, MultipartDiskFile, MultipartFile, MultipartResult, ReadMultipartOptions, MultipartReason } from 'uws-body'
+import type { BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware, MultipartFileInfo, MultipartMemoryFile, MultipartDiskFile, MultipartFile, MultipartResult, ReadMultipartOptions, MultipartReason, MulterFile, StorageEngine } from 'uws-body'
 import { PassThrough } from 'node:stream'
 
 uWS.App().post('/upload', (res, req) => {
@@ -156,3 +158,30 @@ readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, 
 readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}).then((r) => r.files[0].path)
 // @ts-expect-error a disk file has no buffer
 readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { storage: { dest: '/tmp' } }).then((r) => r.files[0].buffer)
+// multipart(): multer's surface, with multer's storages and any engine.
+const upload = multipart({
+  limits: { fileSize: 1 << 20, files: 3, fieldNameSize: 100 },
+  fileFilter: (req, file: MulterFile, cb) => cb(null, file.mimetype.startsWith('image/')),
+  preservePath: false,
+  defParamCharset: 'utf8'
+})
+const onDisk = multipart({ storage: multipart.diskStorage({ destination: '/tmp/up', filename: (req, file, cb) => cb(null, file.originalname) }) })
+const engine: StorageEngine = {
+  _handleFile (req, file, cb) { file.stream?.resume(); file.stream?.on('end', () => cb(null, { size: 0 })) },
+  _removeFile (req, file, cb) { cb(null) }
+}
+const uploads: BodyParserMiddleware[] = [
+  upload.single('avatar'), upload.array('photos', 4), upload.fields([{ name: 'a', maxCount: 1 }, { name: 'b' }]), upload.none(), upload.any(),
+  multipart({ dest: '/tmp/up' }).any(), onDisk.any(), multipart({ storage: engine, limits: (req) => ({ parts: 10 }) }).any(),
+  multipart({ storage: multipart.memoryStorage() }).single('f')
+]
+ue.post('/avatar', upload.single('avatar'), (req: any, res) => { res.send(`${(req.file as MulterFile).size}`) })
+ue.use((err: unknown, req: any, res: any, next: () => void) => {
+  if (err instanceof MulterError && err.code === 'LIMIT_FILE_SIZE') res.status(err.status).send(err.field)
+  else next()
+})
+console.log(uploads, new multipart.MulterError('LIMIT_PART_COUNT').message)
+// @ts-expect-error MulterError codes are multer's
+new MulterError('LIMIT_EVERYTHING')
+// @ts-expect-error array()'s maxCount is a number
+upload.array('photos', '4')

@@ -9,7 +9,10 @@
 //          as one Buffer when the body is done (files are ranges of it, sized from the
 //          body's length when known: no growth copies);
 //   STREAM a file handed on as it arrives, as Buffers the consumer may keep (to write to
-//          disk or a stream): one per chunk, shared by the parts that chunk holds.
+//          disk or a stream): one per chunk, shared by the parts that chunk holds;
+//   PENDING as STREAM, for a file the consumer has not decided to keep (an asynchronous
+//          filter): its size limit waits until setSink() says STREAM (the bytes so far
+//          count then) or SKIP (multer holds only accepted files to fileSize).
 // A chunk is parsed through before write() returns (uWS takes its memory back then): a
 // consumer that must slow the client down pauses the source, as bodyStream does.
 const native = require('../native')
@@ -19,6 +22,7 @@ const SKIP = 0
 const FIELD = 1
 const ARENA = 2
 const STREAM = 3
+const PENDING = 4
 
 // multipartFeed's outcomes (src/node/multipart.rs outcome_number).
 const PART = 1
@@ -76,6 +80,11 @@ class MultipartUpload {
     this.settled = false
   }
 
+  /** The current part's data goes to `sink` from now on (a decision made between chunks). */
+  setSink (sink) {
+    if (!this.settled) this.sink = sink
+  }
+
   /** Parses one chunk (an ArrayBuffer or a view) through. */
   write (chunk) {
     if (this.settled) return
@@ -103,13 +112,13 @@ class MultipartUpload {
     let roomAt = 0
     for (;;) {
       let outcome
-      if (this.sink === STREAM) {
+      if (this.sink >= STREAM) {
         if (room === null || roomAt === room.length) {
           const size = (chunk.byteLength - offset) + CARRY_MAX
           room = Buffer.allocUnsafe(size)
           roomAt = 0
         }
-        outcome = native.multipartFeed(handle, chunk, offset, STREAM, roomAt === 0 ? room : room.subarray(roomAt), state)
+        outcome = native.multipartFeed(handle, chunk, offset, this.sink, roomAt === 0 ? room : room.subarray(roomAt), state)
       } else {
         outcome = native.multipartFeed(handle, chunk, offset, this.sink, undefined, state)
       }
@@ -121,7 +130,7 @@ class MultipartUpload {
         return
       }
       offset = state[0]
-      if (this.sink === STREAM && state[1] > 0) {
+      if (this.sink >= STREAM && state[1] > 0) {
         const n = state[1]
         consumer.data(room.subarray(roomAt, roomAt + n))
         roomAt += n
@@ -175,4 +184,4 @@ class MultipartUpload {
   }
 }
 
-module.exports = { MultipartUpload, SKIP, FIELD, ARENA, STREAM }
+module.exports = { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING }

@@ -163,4 +163,48 @@ function discard (source, req) {
   }
 }
 
-module.exports = { sourceOf, isUltimate, readInto, discard }
+/**
+ * Hands the body to `handlers` chunk by chunk, as it arrives, for a consumer that parses
+ * as it goes (multipart) and must be able to slow the client down:
+ *   handlers.chunk(chunk, isLast)   an ArrayBuffer from uWS (valid only during the call:
+ *                                   uWS takes it back when the handler returns) or a
+ *                                   Buffer from the request stream; isLast once, at the end
+ *   handlers.abort()                the client went away before the end
+ * Returns { pause(), resume() }: uWS's res.pause()/resume() (uWS stops reading the socket,
+ * TCP slows the sender), or the request stream's. Neither touches a response uWS has
+ * already reported gone.
+ */
+function readChunks (source, req, res, handlers) {
+  if (source === UWS) {
+    req.bodyRead = true
+    const uwsResponse = req._res
+    const gone = () => req.res.aborted === true
+    const controls = {
+      pause () { if (!gone()) uwsResponse.pause() },
+      resume () { if (!gone()) uwsResponse.resume() }
+    }
+    if (req.res.aborted || req.res.finished) {
+      process.nextTick(handlers.abort)
+      return controls
+    }
+    const socket = res && res.socket
+    if (socket && typeof socket.once === 'function') socket.once('close', handlers.abort)
+    uwsResponse.onData(handlers.chunk)
+    return controls
+  }
+  if (source === ULTIMATE_STREAM) {
+    req.bodyRead = true
+    const socket = res && res.socket
+    if (socket && typeof socket.once === 'function') socket.once('close', handlers.abort)
+  }
+  req.on('data', (chunk) => handlers.chunk(chunk, false))
+  req.on('end', () => handlers.chunk(EMPTY, true))
+  req.on('error', handlers.abort)
+  if (source === NODE_STREAM) req.on('close', () => { if (!req.complete) handlers.abort() })
+  return {
+    pause () { req.pause() },
+    resume () { req.resume() }
+  }
+}
+
+module.exports = { sourceOf, isUltimate, readInto, readChunks, discard, bodyGone, BODY_GONE }

@@ -135,6 +135,7 @@ fn sink_of(n: Option<f64>) -> Option<Sink> {
         1.0 => Some(Sink::Field),
         2.0 => Some(Sink::Arena),
         3.0 => Some(Sink::Room),
+        4.0 => Some(Sink::Pending),
         _ => None,
     }
 }
@@ -142,7 +143,8 @@ fn sink_of(n: Option<f64>) -> Option<Sink> {
 /// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (1-6, as
 /// outcome_number) | null (not a chunk this function reads: lib/chunk.js says why).
 /// Parses chunk[offset..] to the next outcome; the current part's data goes to `sink`
-/// (0 skip, 1 field, 2 arena, 3 room: `room`, a Uint8Array, else ignored). Writes into
+/// (0 skip, 1 field, 2 arena, 3 room: `room`, a Uint8Array, else ignored; 4 the same room,
+/// the part's size limit not applied meanwhile: `Sink::Pending`). Writes into
 /// `state` (a Float64Array of 2): the offset in the chunk reached, then the bytes
 /// written into the room (sink 3) or the arena's length (sink 2).
 ///
@@ -159,7 +161,7 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
                 Chunk::Refused => return null(env),
             };
             let bad = || {
-                type_error("multipartFeed: offset must be an index into the chunk, sink 0-3, room a Uint8Array and state a Float64Array(2)")
+                type_error("multipartFeed: offset must be an index into the chunk, sink 0-4, room a Uint8Array and state a Float64Array(2)")
             };
             let offset = get_f64(env, offset)?.ok_or_else(bad)?;
             if !(offset >= 0.0 && offset <= bytes.len() as f64 && offset.fract() == 0.0) {
@@ -170,7 +172,7 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
             let state = get_state(env, state)?.ok_or_else(bad)?;
             let mut none: [MaybeUninit<u8>; 0] = [];
             let room = match sink {
-                Sink::Room => get_room(env, room)?.ok_or_else(bad)?,
+                Sink::Room | Sink::Pending => get_room(env, room)?.ok_or_else(bad)?,
                 _ => &mut none[..],
             };
             for (a, a_len) in [

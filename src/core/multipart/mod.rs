@@ -172,6 +172,9 @@ pub struct Multipart {
     head: PartHead,
     /// Body bytes of the current part handed out.
     size: u64,
+    /// The current part's data goes nowhere, so its size limit is not applied (multer
+    /// applies `fileSize` only to a file it keeps, not one its filter refused).
+    unlimited: bool,
     parts: u64,
     fields: u64,
     files: u64,
@@ -207,6 +210,7 @@ impl Multipart {
             block: HeaderBlock::new(),
             head: PartHead::default(),
             size: 0,
+            unlimited: false,
             parts: 0,
             fields: 0,
             files: 0,
@@ -501,13 +505,23 @@ impl Multipart {
         }
         self.block.reset();
         self.size = 0;
+        self.unlimited = false;
         self.state = State::Body;
         Ok(())
+    }
+
+    /// Whether the current part's size limit is off from now on: its data is dropped
+    /// (the caller skips it), so it holds nothing. Back on at the next part.
+    pub fn set_unlimited(&mut self, unlimited: bool) {
+        self.unlimited = unlimited;
     }
 
     /// Counts `n` more bytes of the current part against its limit.
     fn count(&mut self, n: usize) -> Result<(), MultipartError> {
         self.size += n as u64;
+        if self.unlimited {
+            return Ok(());
+        }
         let (limit, max) = if self.head.is_file {
             (Limit::FileSize, self.limits.file_size)
         } else {

@@ -21,6 +21,11 @@ pub enum Sink {
     Field,
     Arena,
     Room,
+    /// As `Room`, for a part the caller has not decided to keep yet: its size limit is
+    /// not applied while it is given this sink (the caller counts), but the bytes count,
+    /// so once it is given `Room` again the limit covers the whole part (multer holds
+    /// a file to `fileSize` only once its filter accepted it).
+    Pending,
 }
 
 /// Why `feed` returned.
@@ -118,12 +123,15 @@ impl Upload {
         if self.out_of_memory.is_some() {
             return Ok(fed(input.len(), 0, Outcome::Failed));
         }
+        // A skipped part keeps nothing: its size limit would only refuse what nobody keeps.
+        self.parser
+            .set_unlimited(matches!(sink, Sink::Skip | Sink::Pending));
         loop {
             let max = match sink {
-                Sink::Room if written == room.len() => {
+                Sink::Room | Sink::Pending if written == room.len() => {
                     return Ok(fed(consumed, written, Outcome::Data));
                 }
-                Sink::Room => room.len() - written,
+                Sink::Room | Sink::Pending => room.len() - written,
                 _ => usize::MAX,
             };
             let step = self.parser.next(&input[consumed..], max)?;
@@ -160,7 +168,7 @@ impl Upload {
                     }
                     room
                 }
-                Sink::Room => {
+                Sink::Room | Sink::Pending => {
                     for (o, &b) in room[written..].iter_mut().zip(data) {
                         o.write(b);
                     }
@@ -228,9 +236,10 @@ impl Upload {
 
 /// Room in `arena` for `n` more bytes. With a declared length, the arena can end at
 /// most `remaining` bytes (what is still to come of the body, this call's included) past
-/// its length: the first block holds that capped by `preallocate` (a client cannot make
-/// us hold memory it does not send), and the one growth goes to all of it, as `Body`
-/// does, so only bytes past the cap are copied again. Without one, blocks double from
+/// its length: the first block holds that, from an idle pooled block if there is one,
+/// else capped by `preallocate` (a client cannot make us hold new memory it does not
+/// send), and the one growth goes to all of it, as `Body` does, so only bytes past the
+/// cap are copied again. Without one, blocks double from
 /// 64 KiB. A body that sends more than it declared doubles past that: whoever counts
 /// its bytes refuses it.
 fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, remaining: Option<u64>) -> bool {
@@ -245,6 +254,17 @@ fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, remaining: Opt
             .unwrap_or(usize::MAX)
             .saturating_add(arena.len())
     });
+    if let (0, Some(bound)) = (arena.capacity(), bound) {
+        // As `Body`: an idle pooled block of the bound's class is memory the process holds
+        // already, so the arena takes it whole and never grows (the cap bounds only new
+        // memory a client can make us allocate).
+        if bound > preallocate && need <= bound {
+            if let Some(block) = Block::idle(bound) {
+                *arena = block;
+                return true;
+            }
+        }
+    }
     let mut capacity = match (arena.capacity(), bound) {
         (0, Some(bound)) => preallocate.min(bound),
         (0, None) => FIRST_ARENA,
@@ -370,5 +390,107 @@ mod tests {
         assert!(up.error().is_some());
         assert_eq!(up.arena_len(), 0);
         assert_eq!(up.parser().held(), 0);
+    }
+
+    /// Feeds `body` whole, each part into `sink_for(name)`; the last outcome.
+    fn feed_with(body: &[u8], limits: Limits, sink_for: fn(&[u8]) -> Sink) -> Outcome {
+        let boundary = Boundary::new(b"b").unwrap();
+        let mut up = Upload::new(Multipart::new(&boundary, limits), 8, None);
+        let mut room = [MaybeUninit::new(0u8); 64];
+        let (mut sink, mut at) = (Sink::Skip, 0);
+        loop {
+            let fed = up.feed(&body[at..], sink, &mut room).unwrap();
+            at += fed.consumed;
+            match fed.outcome {
+                Outcome::Part => {
+                    sink = sink_for(up.parser().head().name.as_deref().unwrap_or(b""));
+                }
+                Outcome::Data | Outcome::PartEnd => {}
+                outcome => return outcome,
+            }
+        }
+    }
+
+    #[test]
+    fn a_skipped_part_is_not_held_to_its_size_limit() {
+        let body = b"--b\r\nContent-Disposition: form-data; name=\"x\"; filename=\"x\"\r\n\r\n0123456789\r\n\
+--b\r\nContent-Disposition: form-data; name=\"v\"\r\n\r\n0123456789\r\n\
+--b\r\nContent-Disposition: form-data; name=\"k\"; filename=\"k\"\r\n\r\n0123\r\n--b--";
+        let limits = Limits {
+            file_size: 4,
+            field_size: 4,
+            ..Limits::default()
+        };
+        let skip_big = |name: &[u8]| {
+            if name == b"k" {
+                Sink::Arena
+            } else {
+                Sink::Skip
+            }
+        };
+        assert_eq!(feed_with(body, limits.clone(), skip_big), Outcome::Done);
+        // The same parts kept are over their limits; and skipping one part does not
+        // lift the limit of the next.
+        assert_eq!(
+            feed_with(body, limits.clone(), |_| Sink::Arena),
+            Outcome::Failed
+        );
+        let keep_field = |name: &[u8]| {
+            if name == b"v" {
+                Sink::Field
+            } else {
+                Sink::Skip
+            }
+        };
+        assert_eq!(feed_with(body, limits, keep_field), Outcome::Failed);
+    }
+
+    #[test]
+    fn the_arena_takes_an_idle_block_of_the_declared_length_whole() {
+        // A size class no other test uses, so the idle block is this test's.
+        let expected = 3 * 1024 * 1024 + 12_345;
+        drop(Block::with_capacity(expected).unwrap());
+        let boundary = Boundary::new(b"b").unwrap();
+        let mut up = Upload::new(
+            Multipart::new(&boundary, Limits::default()),
+            1024,
+            Some(expected as u64),
+        );
+        let body = b"--b\r\nContent-Disposition: form-data; name=\"a\"; filename=\"a\"\r\n\r\n0123";
+        let mut room = [MaybeUninit::new(0u8); 4];
+        let fed = up.feed(body, Sink::Skip, &mut room).unwrap();
+        assert_eq!(fed.outcome, Outcome::Part);
+        let fed = up
+            .feed(&body[fed.consumed..], Sink::Arena, &mut room)
+            .unwrap();
+        assert_eq!(fed.outcome, Outcome::NeedInput);
+        // Not the 1 KiB cap: the whole length, so the arena never grows (nor re-copies).
+        assert!(up.arena.capacity() >= expected, "{}", up.arena.capacity());
+    }
+
+    #[test]
+    fn a_pending_part_is_held_to_its_limit_only_once_it_is_kept() {
+        let body = b"--b\r\nContent-Disposition: form-data; name=\"k\"; filename=\"k\"\r\n\r\n0123456789\r\n--b--";
+        let limits = Limits {
+            file_size: 4,
+            ..Limits::default()
+        };
+        let boundary = Boundary::new(b"b").unwrap();
+        // Pending throughout: no limit, every byte handed out.
+        let mut up = Upload::new(Multipart::new(&boundary, limits.clone()), 8, None);
+        let mut room = [MaybeUninit::new(0u8); 64];
+        let fed = up.feed(body, Sink::Skip, &mut room).unwrap();
+        let rest = &body[fed.consumed..];
+        let fed = up.feed(rest, Sink::Pending, &mut room).unwrap();
+        assert_eq!((fed.outcome, fed.written), (Outcome::PartEnd, 10));
+        // Pending for 3 bytes, then kept: the 3 count, so the 5th byte breaks the limit.
+        let mut up = Upload::new(Multipart::new(&boundary, limits), 8, None);
+        let fed = up.feed(body, Sink::Skip, &mut room).unwrap();
+        let rest = &body[fed.consumed..];
+        let fed = up.feed(&rest[..3], Sink::Pending, &mut room).unwrap();
+        assert_eq!((fed.outcome, fed.written), (Outcome::NeedInput, 3));
+        let fed = up.feed(&rest[3..], Sink::Room, &mut room).unwrap();
+        assert_eq!(fed.outcome, Outcome::Failed);
+        assert_eq!(up.error().map(|e| e.code()), Some("LIMIT_FILE_SIZE"));
     }
 }
