@@ -13,7 +13,10 @@ function rows (quick) {
   const sizes = quick ? [0, 100, 4 * KIB, 64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB] : [0, 100, 4 * KIB, 64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB, 64 * MIB]
   const chunkings = quick ? [Infinity, 65483] : [Infinity, 16 * KIB, 65483, 512 * KIB]
   const out = []
+  // MICRO_SIZES=524288,4194304 runs those rows only.
+  const only = process.env.MICRO_SIZES ? process.env.MICRO_SIZES.split(',').map(Number) : null
   for (const size of sizes) {
+    if (only !== null && !only.includes(size)) continue
     for (const chunk of chunkings) {
       if (chunk !== Infinity && chunk >= size) continue
       for (const known of [true, false]) out.push({ size, chunk, known })
@@ -63,10 +66,10 @@ const contenders = {
 
 const COLD_BYTES = 64 * MIB
 
-/** (e)'s buffers for bodies of `size` bytes: Buffer.alloc writes them, so they are faulted in. */
+/** (e)'s buffers for bodies of `size` bytes, written once so that their pages are faulted in. */
 function coldBuffers (size) {
   const count = Math.min(1024, Math.max(2, Math.ceil(COLD_BYTES / Math.max(size, 1))))
-  return { buffers: Array.from({ length: count }, () => Buffer.alloc(size)), next: 0 }
+  return { buffers: Array.from({ length: count }, () => Buffer.allocUnsafeSlow(size).fill(1)), next: 0 }
 }
 
 function timeOne (make, chunks, contentLength, floor, cold, budget) {
