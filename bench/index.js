@@ -52,7 +52,9 @@ bench/load.js; CPU/req is the server's process.cpuUsage per request (the steadie
 Contenders: (a) copy every chunk + Buffer.concat; (b) the seed's JS preallocation
 (allocUnsafe + set up to 1 MiB, (a) with its single-chunk shortcut above); (c) uws-body
 (BodyAccumulator; its memory returns to the pool when V8 collects the Buffer); (d) the floor: one warm memcpy into an existing buffer
-(end to end: counting bytes only); end to end only, (e) hyper-express 6.17's \`await req.buffer()\`, in a
+(end to end: counting bytes only); micro only, (f) the floor for a body its program keeps
+until V8 collects it: one memcpy into memory already faulted in but out of cache (buffers
+rotating through 64 MiB, about two of V8's scavenge cycles here); end to end only, (e) hyper-express 6.17's \`await req.buffer()\`, in a
 server process of its own: a framework against bare handlers, so on small bodies the gap is
 mostly its per-request work.
 

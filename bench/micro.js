@@ -50,11 +50,11 @@ const contenders = {
       finish () { return floor }
     }
   },
-  // (e) the floor without release(): one memcpy into memory that was faulted in but is
+  // (f) the floor without release(): one memcpy into memory that was faulted in but is
   // not in cache, the next of buffers rotating through 64 MiB. A body handed out as a
   // Buffer stays the program's until V8 collects it (every ~32 MiB of young external
   // memory here), so consecutive bodies cannot share cache-resident memory as (d) does.
-  e: (contentLength, limit, floor, cold) => {
+  f: (contentLength, limit, floor, cold) => {
     const target = cold.buffers[cold.next++ % cold.buffers.length]
     let offset = 0
     return {
@@ -66,7 +66,7 @@ const contenders = {
 
 const COLD_BYTES = 64 * MIB
 
-/** (e)'s buffers for bodies of `size` bytes, written once so that their pages are faulted in. */
+/** (f)'s buffers for bodies of `size` bytes, written once so that their pages are faulted in. */
 function coldBuffers (size) {
   const count = Math.min(1024, Math.max(2, Math.ceil(COLD_BYTES / Math.max(size, 1))))
   return { buffers: Array.from({ length: count }, () => Buffer.allocUnsafeSlow(size).fill(1)), next: 0 }
@@ -88,7 +88,7 @@ async function run ({ quick = false } = {}) {
     const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
     const floor = Buffer.alloc(size)
     const cold = coldBuffers(size)
-    const times = { a: [], b: [], c: [], d: [], e: [] }
+    const times = { a: [], b: [], c: [], d: [], f: [] }
     const order = Object.keys(contenders)
     for (let r = 0; r < rounds; r++) {
       const names = r % 2 ? [...order].reverse() : order
@@ -98,11 +98,11 @@ async function run ({ quick = false } = {}) {
     }
     const cb = paired(times.c, times.b)
     const cd = paired(times.c, times.d)
-    const ce = paired(times.c, times.e)
+    const cf = paired(times.c, times.f)
     const row = {
       size, chunks: chunks.length, known,
-      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d), e: median(times.e),
-      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, ce: ce.ratio
+      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d), f: median(times.f),
+      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, cf: cf.ratio
     }
     results.push(row)
     if (!module.parent || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
@@ -112,11 +112,11 @@ async function run ({ quick = false } = {}) {
 
 function formatRow (r) {
   return [formatSize(r.size), r.chunks, r.known ? 'yes' : 'no', formatTime(r.a), formatTime(r.b), formatTime(r.c), formatTime(r.d),
-    formatTime(r.e), r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2), r.ce.toFixed(2)]
+    formatTime(r.f), r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2), r.cf.toFixed(2)]
 }
 
 function render (results) {
-  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(e) cold floor', 'c/b', 'c won', 'c/d', 'c/e'],
+  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(f) cold floor', 'c/b', 'c won', 'c/d', 'c/f'],
     results.map(formatRow))
 }
 
