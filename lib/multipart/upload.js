@@ -24,7 +24,7 @@ const ARENA = 2
 const STREAM = 3
 const PENDING = 4
 
-// multipartFeed's outcomes (src/node/multipart.rs outcome_number).
+// multipartFeed's outcomes (src/node/multipart.rs outcome_number; PART comes as the head).
 const PART = 1
 const DATA = 2
 const PART_END = 3
@@ -42,7 +42,7 @@ const EMPTY = new ArrayBuffer(0)
  * consumer: {
  *   part(head) -> SKIP | FIELD | ARENA | STREAM   a part begins; head: { name, filename,
  *                                                 filenameUtf8, mimeType, charset, encoding,
- *                                                 isFile } (src/node/multipart.rs multipart_head)
+ *                                                 isFile } (src/node/multipart.rs head_array)
  *   field(value)                                  a FIELD part's value (string or Buffer)
  *   data(buffer)                                  bytes of a STREAM part
  *   partEnd(range)                                any part ends; range: [start, end) in
@@ -122,6 +122,12 @@ class MultipartUpload {
       } else {
         outcome = native.multipartFeed(handle, chunk, offset, this.sink, undefined, state)
       }
+      let head = null
+      if (typeof outcome !== 'number' && outcome !== null) {
+        // A new part: multipartFeed gives its head in place of the outcome's number.
+        head = outcome
+        outcome = PART
+      }
       if (outcome === null) {
         // Not a chunk the native side reads: bytesOf throws the TypeError saying why,
         // or the chunk is an empty view, which holds nothing to parse.
@@ -138,7 +144,7 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
-          const h = native.multipartHead(handle)
+          const h = head
           this.sink = consumer.part({ name: h[0], filename: h[1], filenameUtf8: h[2], mimeType: h[3], charset: h[4], encoding: h[5], isFile: h[6] })
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd

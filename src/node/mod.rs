@@ -62,7 +62,7 @@ pub fn init(exports: Object) -> Result<()> {
     let functions: [(
         &str,
         unsafe extern "C" fn(raw::Env, napi::sys::napi_callback_info) -> raw::Value,
-    ); 23] = [
+    ); 22] = [
         ("create", body::create),
         ("push", body::push),
         ("finish", body::finish),
@@ -78,7 +78,6 @@ pub fn init(exports: Object) -> Result<()> {
         ("streamError", stream::stream_error),
         ("multipartCreate", multipart::multipart_create),
         ("multipartFeed", multipart::multipart_feed),
-        ("multipartHead", multipart::multipart_head),
         ("multipartField", multipart::multipart_field),
         ("multipartArena", multipart::multipart_arena),
         ("multipartEnd", multipart::multipart_end),

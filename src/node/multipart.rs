@@ -11,7 +11,7 @@ use super::buffer::into_buffer;
 use super::external;
 use super::raw::*;
 use crate::core::multipart::{
-    Boundary, Limits, Multipart, MultipartError, NameEncoding, Outcome, Sink, Upload,
+    Boundary, Limits, Multipart, MultipartError, NameEncoding, Outcome, PartHead, Sink, Upload,
 };
 use crate::core::Misuse;
 
@@ -140,8 +140,9 @@ fn sink_of(n: Option<f64>) -> Option<Sink> {
     }
 }
 
-/// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (1-6, as
-/// outcome_number) | null (not a chunk this function reads: lib/chunk.js says why).
+/// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (2-6, as
+/// outcome_number) | a new part's head (head_array) | null (not a chunk this function
+/// reads: lib/chunk.js says why).
 /// Parses chunk[offset..] to the next outcome; the current part's data goes to `sink`
 /// (0 skip, 1 field, 2 arena, 3 room: `room`, a Uint8Array, else ignored; 4 the same room,
 /// the part's size limit not applied meanwhile: `Sink::Pending`). Writes into
@@ -194,7 +195,11 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
             };
             state[0].write((offset + fed.consumed) as f64);
             state[1].write(second as f64);
-            number(env, outcome_number(fed.outcome))
+            match fed.outcome {
+                // The head with the outcome: one call less per part.
+                Outcome::Part => head_array(env, upload.parser().head()),
+                outcome => number(env, outcome_number(outcome)),
+            }
         })
     }
 }
@@ -243,54 +248,50 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
     }))
 }
 
-/// multipartHead(upload) -> the current part's head as an array: `[name, filename,
-/// filenameUtf8, mimeType, charset, encoding, isFile]` (lib/multipart/upload.js names
-/// them: an array needs no property keys made per part, which were a fifth of the time
-/// of a form of 100 small files). Names the client sent as plain parameters come as latin1
-/// strings (their bytes, one char each: JS re-reads them as it is told to); `filename*`
-/// (RFC 8187) comes decoded, with `filenameUtf8` true.
+/// A part's head as an array: `[name, filename, filenameUtf8, mimeType, charset,
+/// encoding, isFile]` (lib/multipart/upload.js names them: an array needs no property
+/// keys made per part, which were a fifth of the time of a form of 100 small files).
+/// Names the client sent as plain parameters come as latin1 strings (their bytes, one
+/// char each: JS re-reads them as it is told to); `filename*` (RFC 8187) comes decoded,
+/// with `filenameUtf8` true.
 ///
 /// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_head(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
+/// `env` must be the running callback's.
+unsafe fn head_array(env: Env, head: &PartHead) -> Result<Value> {
+    // SAFETY: the caller's env, for every call below.
     unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            let head = upload(env, handle, "multipartHead")?.parser().head();
-            let name = match &head.name {
-                Some(name) => latin1(env, name)?,
-                None => null(env)?,
-            };
-            let (filename, utf8) = match &head.filename {
-                Some(f) if f.encoding == NameEncoding::Utf8 => (utf8_lossy(env, &f.bytes)?, true),
-                Some(f) => (latin1(env, &f.bytes)?, false),
-                None => (null(env)?, false),
-            };
-            let charset = match &head.charset {
-                Some(c) => latin1(env, c)?,
-                None => null(env)?,
-            };
-            let values = [
-                name,
-                filename,
-                boolean(env, utf8)?,
-                string(env, head.mime_type())?,
-                charset,
-                latin1(env, head.encoding())?,
-                boolean(env, head.is_file)?,
-            ];
-            let mut array = ptr::null_mut();
-            check(sys::napi_create_array_with_length(
-                env,
-                values.len(),
-                &mut array,
-            ))?;
-            for (i, value) in values.into_iter().enumerate() {
-                check(sys::napi_set_element(env, array, i as u32, value))?;
-            }
-            Ok(array)
-        })
+        let name = match &head.name {
+            Some(name) => latin1(env, name)?,
+            None => null(env)?,
+        };
+        let (filename, utf8) = match &head.filename {
+            Some(f) if f.encoding == NameEncoding::Utf8 => (utf8_lossy(env, &f.bytes)?, true),
+            Some(f) => (latin1(env, &f.bytes)?, false),
+            None => (null(env)?, false),
+        };
+        let charset = match &head.charset {
+            Some(c) => latin1(env, c)?,
+            None => null(env)?,
+        };
+        let values = [
+            name,
+            filename,
+            boolean(env, utf8)?,
+            string(env, head.mime_type())?,
+            charset,
+            latin1(env, head.encoding())?,
+            boolean(env, head.is_file)?,
+        ];
+        let mut array = ptr::null_mut();
+        check(sys::napi_create_array_with_length(
+            env,
+            values.len(),
+            &mut array,
+        ))?;
+        for (i, value) in values.into_iter().enumerate() {
+            check(sys::napi_set_element(env, array, i as u32, value))?;
+        }
+        Ok(array)
     }
 }
 
