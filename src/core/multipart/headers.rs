@@ -12,6 +12,11 @@ use super::error::{HeaderProblem, MultipartError};
 use super::limits::{Limit, Limits};
 use super::params::is_token;
 
+/// A byte a header value may hold: tab, visible ASCII and bytes from 0x80.
+fn is_value(b: u8) -> bool {
+    b == b'\t' || b >= b' ' && b != 0x7f
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// In a header name (at the start of a line after the first: a name's first byte).
@@ -92,7 +97,29 @@ impl HeaderBlock {
 
     pub fn push(&mut self, input: &[u8], limits: &Limits) -> Result<Progress, MultipartError> {
         let syntax = MultipartError::Header(HeaderProblem::Syntax);
-        for (n, &b) in input.iter().enumerate() {
+        let mut n = 0;
+        while n < input.len() {
+            // A header block is mostly runs of name and value bytes: each run is taken
+            // whole (a byte at a time, this loop was a tenth of a form of 100 small files).
+            let run = match self.state {
+                State::Name => input[n..].iter().take_while(|&&b| is_token(b)).count(),
+                State::Value => input[n..].iter().take_while(|&&b| is_value(b)).count(),
+                _ => 0,
+            };
+            if run > 0 {
+                if run > limits.header_size.saturating_sub(self.bytes.len()) {
+                    // As byte by byte: the first byte past the bound is refused.
+                    return Err(MultipartError::Limit {
+                        limit: Limit::HeaderSize,
+                        max: limits.header_size as u64,
+                    });
+                }
+                self.reserve(run, limits);
+                self.bytes.extend_from_slice(&input[n..n + run]);
+                n += run;
+                continue;
+            }
+            let b = input[n];
             if self.bytes.len() >= limits.header_size {
                 return Err(MultipartError::Limit {
                     limit: Limit::HeaderSize,
@@ -100,12 +127,9 @@ impl HeaderBlock {
                 });
             }
             let at = self.bytes.len();
-            if at == self.bytes.capacity() {
-                // Grown by hand so that what is held stays within the bound.
-                let want = (2 * at).clamp(256, limits.header_size.max(256));
-                self.bytes.reserve_exact(want - at);
-            }
+            self.reserve(1, limits);
             self.bytes.push(b);
+            n += 1;
             if self.state == State::CrLf {
                 if b == b' ' || b == b'\t' {
                     return Err(MultipartError::Header(HeaderProblem::Folding));
@@ -131,14 +155,26 @@ impl HeaderBlock {
                     self.colon = at;
                     self.state = State::Space;
                 }
-                State::Value if b == b'\t' || b >= b' ' && b != 0x7f => {}
+                State::Value if is_value(b) => {}
                 State::Value if b == b'\r' => self.state = State::Cr,
                 State::Cr if b == b'\n' => self.state = State::CrLf,
-                State::CrLfCr if b == b'\n' => return Ok(Progress::Done(n + 1)),
+                State::CrLfCr if b == b'\n' => return Ok(Progress::Done(n)),
                 _ => return Err(syntax),
             }
         }
         Ok(Progress::More)
+    }
+
+    /// Room for `n` more bytes (the caller has checked the bound), grown by hand so that
+    /// what is held stays within it: doubling from 256 bytes, at most the bound.
+    fn reserve(&mut self, n: usize, limits: &Limits) {
+        let need = self.bytes.len() + n;
+        if need > self.bytes.capacity() {
+            let want = (2 * self.bytes.len())
+                .clamp(256, limits.header_size.max(256))
+                .max(need);
+            self.bytes.reserve_exact(want - self.bytes.len());
+        }
     }
 
     fn end_line(&mut self, limits: &Limits) -> Result<(), MultipartError> {
