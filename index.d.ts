@@ -410,21 +410,7 @@ export interface MulterFile {
 }
 
 /** multer's (busboy's) limits, as multipart() takes them; each a non-negative integer or Infinity. */
-export interface MulterLimits {
-  /** Longest field name, as sent (bytes). Default none. */
-  fieldNameSize?: number
-  /** Longest field value (bytes). Default 1 MiB. */
-  fieldSize?: number
-  /** Most text fields. */
-  fields?: number
-  /** Largest file (bytes). */
-  fileSize?: number
-  /** Most files. */
-  files?: number
-  /** Most parts (fields and files). */
-  parts?: number
-  /** Most header lines in one part. Default 2000. */
-  headerPairs?: number
+export interface MulterLimits extends Omit<MultipartLimits, 'headerSize'> {
   /** Deepest `a[b][c]` nesting of a field name. */
   fieldNestingDepth?: number
   /** Largest `[n]` index in a field name. */

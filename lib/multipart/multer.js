@@ -20,6 +20,7 @@ const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./uplo
 const { MemoryStorage, DiskStorage, memoryStorage, diskStorage } = require('./storage')
 const { appendField } = require('./append-field')
 const errors = require('../errors')
+const { basename, unescapeName, decodeField } = require('./names')
 const { sourceOf, isUltimate, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
 const { bindOnce } = require('../async-context')
 const { Readable } = require('node:stream')
@@ -78,25 +79,6 @@ function validateLimits (limits) {
 
 const has = (o, key) => o != null && Object.prototype.hasOwnProperty.call(o, key)
 const number = (limits, key, fallback) => limits && typeof limits[key] === 'number' ? limits[key] : fallback
-
-/** busboy's basename: the part after the last / or \, and '' for . and .. */
-function basename (name) {
-  for (let i = name.length - 1; i >= 0; --i) {
-    const c = name.charCodeAt(i)
-    if (c === 0x2f || c === 0x5c) {
-      name = name.slice(i + 1)
-      break
-    }
-  }
-  return name === '..' || name === '.' ? '' : name
-}
-
-// The escapes the HTML form serialisation makes in names (LF, CR, "), reversed as multer
-// does; nothing else (a literal `50%.pdf` stays).
-const FORM_ESCAPE = /%0A|%0D|%22/gi
-const unescapeName = (s) => s.indexOf('%') === -1
-  ? s
-  : s.replace(FORM_ESCAPE, (m) => { const u = m.toUpperCase(); return u === '%0A' ? '\n' : u === '%0D' ? '\r' : '"' })
 
 /** Re-reads a name the native side gave as latin1 (one char per byte) in `charset`. */
 function paramDecoder (charset) {
@@ -301,7 +283,7 @@ class Request {
     if (has(limits, 'fieldArrayIndexLimit') && exceedsArrayIndex(name, limits.fieldArrayIndexLimit)) {
       return this.fail(new MulterError('LIMIT_FIELD_ARRAY_INDEX', name))
     }
-    if (typeof value !== 'string') value = decodeOther(value, head.charset)
+    if (typeof value !== 'string') value = decodeField(value, head.charset)
     try {
       appendField(this.req.body, name, value)
     } catch {
@@ -742,15 +724,6 @@ Request.prototype.nativeError = function nativeError (fields) {
   }
   if (code === 'ERR_BODY_OUT_OF_MEMORY') return errors.bodyError(code, {})
   return errors.multipartError(fields)
-}
-
-/** A field in a charset the native side does not decode (busboy: TextDecoder). */
-function decodeOther (buffer, charset) {
-  try {
-    return new TextDecoder(charset).decode(buffer)
-  } catch {
-    return buffer.toString('utf8')
-  }
 }
 
 function multipart (options) {

@@ -24,6 +24,7 @@ const path = require('node:path')
 const { AsyncResource } = require('node:async_hooks')
 const { MultipartUpload, FIELD, ARENA, STREAM } = require('./upload')
 const errors = require('../errors')
+const { basename, unescapeName, decodeField } = require('./names')
 const { parseLimit, parseContentLength, isIdentity, describe, DEFAULT_MAX_PREALLOCATED, INVALID } = require('../options')
 const { parseTimeout, startTimer, DEFAULT_TIMEOUT } = require('../timeout')
 const { bindOnce } = require('../async-context')
@@ -81,23 +82,6 @@ function parseCharset (value) {
   if (value === 'latin1' || value === 'utf8' || value === 'utf-8') return value === 'latin1' ? 'latin1' : 'utf8'
   throw new TypeError(`uws-body: defParamCharset must be 'latin1' or 'utf8', got ${typeof value === 'string' ? JSON.stringify(value) : describe(value)}`)
 }
-
-/** busboy's basename: what follows the last / or \, and '' for . and .. */
-function basename (name) {
-  for (let i = name.length - 1; i >= 0; --i) {
-    const c = name.charCodeAt(i)
-    if (c === 0x2f || c === 0x5c) {
-      name = name.slice(i + 1)
-      break
-    }
-  }
-  return name === '..' || name === '.' ? '' : name
-}
-
-// Browsers escape LF, CR and " in names as %0A, %0D and %22 (HTML's multipart/form-data
-// serialisation); busboy leaves them so, multer 2.5 turns exactly these three back.
-const ESCAPED = /%0A|%0D|%22/gi
-const unescapeName = (s) => s.indexOf('%') === -1 ? s : s.replace(ESCAPED, (m) => m[2] === 'A' || m[2] === 'a' ? '\n' : m[2] === '2' ? '"' : '\r')
 
 function headerOf (req, name) {
   if (req !== null && typeof req === 'object' && typeof req.getHeader === 'function') return req.getHeader(name)
@@ -363,15 +347,6 @@ class Read {
     }
     this.resume()
     this.async.emitDestroy()
-  }
-}
-
-/** A field in a charset the native side does not decode: TextDecoder's, else UTF-8. */
-function decodeField (buffer, charset) {
-  try {
-    return new TextDecoder(charset).decode(buffer)
-  } catch {
-    return buffer.toString('utf8')
   }
 }
 

@@ -420,15 +420,23 @@ pub unsafe extern "C" fn multipart_error(env: Env, info: sys::napi_callback_info
     }
 }
 
-/// A JS string of `bytes` read one char per byte.
+/// The N-API function that makes a string of bytes in one encoding.
+type MakeString = unsafe fn(
+    sys::napi_env,
+    *const std::ffi::c_char,
+    isize,
+    *mut sys::napi_value,
+) -> sys::napi_status;
+
+/// A JS string of `bytes` through `make`.
 ///
 /// # Safety
 /// `env` must be the running callback's.
-unsafe fn latin1(env: Env, bytes: &[u8]) -> Result<Value> {
+unsafe fn make_string(env: Env, bytes: &[u8], make: MakeString) -> Result<Value> {
     let mut result = ptr::null_mut();
     // SAFETY: valid env; the pointer and length describe `bytes`.
     check(unsafe {
-        sys::napi_create_string_latin1(
+        make(
             env,
             bytes.as_ptr().cast(),
             bytes.len() as isize,
@@ -438,21 +446,21 @@ unsafe fn latin1(env: Env, bytes: &[u8]) -> Result<Value> {
     Ok(result)
 }
 
+/// A JS string of `bytes` read one char per byte.
+///
+/// # Safety
+/// `env` must be the running callback's.
+unsafe fn latin1(env: Env, bytes: &[u8]) -> Result<Value> {
+    // SAFETY: as the caller promised.
+    unsafe { make_string(env, bytes, sys::napi_create_string_latin1) }
+}
+
 /// A JS string of `bytes` read as UTF-8, invalid sequences as U+FFFD (V8's decoder, as
 /// Buffer's toString('utf8')).
 ///
 /// # Safety
 /// `env` must be the running callback's.
 unsafe fn utf8_lossy(env: Env, bytes: &[u8]) -> Result<Value> {
-    let mut result = ptr::null_mut();
-    // SAFETY: valid env; the pointer and length describe `bytes`.
-    check(unsafe {
-        sys::napi_create_string_utf8(
-            env,
-            bytes.as_ptr().cast(),
-            bytes.len() as isize,
-            &mut result,
-        )
-    })?;
-    Ok(result)
+    // SAFETY: as the caller promised.
+    unsafe { make_string(env, bytes, sys::napi_create_string_utf8) }
 }
