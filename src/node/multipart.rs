@@ -13,7 +13,6 @@ use super::raw::*;
 use crate::core::multipart::{
     Boundary, Limits, Multipart, MultipartError, NameEncoding, Outcome, PartHead, Sink, Upload,
 };
-use crate::core::Misuse;
 
 /// Marks the externals that hold an `Upload`. (A random 128-bit value.)
 const UPLOAD_TAG: sys::napi_type_tag = sys::napi_type_tag {
@@ -31,17 +30,6 @@ unsafe fn upload<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut Uploa
         external::get(env, value, &UPLOAD_TAG, || {
             type_error(format!("{call}: not a multipart body"))
         })
-    }
-}
-
-fn misuse(call: &str, misuse: Misuse) -> Thrown {
-    let after = match misuse {
-        Misuse::AfterFinish => "the end",
-        Misuse::AfterAbort => "abort",
-    };
-    Thrown::Error {
-        code: "ERR_BODY_STATE",
-        message: format!("multipart: {call}() after {after}"),
     }
 }
 
@@ -188,7 +176,7 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
             }
             let fed = upload
                 .feed(&bytes[offset..], sink, room)
-                .map_err(|m| misuse("multipartFeed", m))?;
+                .map_err(|m| misuse("multipart", "multipartFeed", m))?;
             let second = match sink {
                 Sink::Arena => upload.arena_len(),
                 _ => fed.written,
@@ -375,7 +363,7 @@ pub unsafe extern "C" fn multipart_end(env: Env, info: sys::napi_callback_info) 
             let [handle] = args::<1>(env, info)?;
             match upload(env, handle, "multipartEnd")?.end() {
                 Ok(()) => null(env),
-                Err(m) => Err(misuse("multipartEnd", m)),
+                Err(m) => Err(misuse("multipart", "multipartEnd", m)),
             }
         })
     }

@@ -43,6 +43,19 @@ pub fn type_error(message: impl Into<String>) -> Thrown {
     Thrown::Type(message.into())
 }
 
+/// The error for a call the state does not allow (the program's mistake): `api: call()
+/// after the end` or `after abort`.
+pub fn misuse(api: &str, call: &str, misuse: crate::core::Misuse) -> Thrown {
+    let after = match misuse {
+        crate::core::Misuse::AfterFinish => "the end",
+        crate::core::Misuse::AfterAbort => "abort",
+    };
+    Thrown::Error {
+        code: "ERR_BODY_STATE",
+        message: format!("{api}: {call}() after {after}"),
+    }
+}
+
 /// Runs the body of an N-API callback. An error becomes a JS exception; a panic becomes
 /// one too (unwinding into Node's C++ frames would abort the process).
 ///

@@ -10,7 +10,7 @@ use napi::sys;
 use super::body::error_object;
 use super::external;
 use super::raw::*;
-use crate::core::{BodyOptions, BodyStream, Misuse, Read};
+use crate::core::{BodyOptions, BodyStream, Read};
 
 /// Marks the externals that hold a `BodyStream`: a body's external (body.rs's tag) or
 /// any other addon's is never read as a stream. (A random 128-bit value.)
@@ -55,17 +55,6 @@ pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) 
             };
             external::create(env, BodyStream::new(&options), &STREAM_TAG)
         })
-    }
-}
-
-fn misuse(call: &str, misuse: Misuse) -> Thrown {
-    let after = match misuse {
-        Misuse::AfterFinish => "the end",
-        Misuse::AfterAbort => "abort",
-    };
-    Thrown::Error {
-        code: "ERR_BODY_STATE",
-        message: format!("bodyStream: {call}() after {after}"),
     }
 }
 
@@ -146,7 +135,7 @@ pub unsafe extern "C" fn stream_write(env: Env, info: sys::napi_callback_info) -
             match stream.write(bytes, room) {
                 Ok(Read::NeedInput) if stream.is_identity() => boolean(env, true),
                 Ok(read) => read_value(env, read),
-                Err(m) => Err(misuse("streamWrite", m)),
+                Err(m) => Err(misuse("bodyStream", "streamWrite", m)),
             }
         })
     }
@@ -171,7 +160,7 @@ pub unsafe extern "C" fn stream_read(env: Env, info: sys::napi_callback_info) ->
             };
             match stream.read(room) {
                 Ok(read) => read_value(env, read),
-                Err(m) => Err(misuse("streamRead", m)),
+                Err(m) => Err(misuse("bodyStream", "streamRead", m)),
             }
         })
     }
@@ -188,7 +177,7 @@ pub unsafe extern "C" fn stream_end(env: Env, info: sys::napi_callback_info) -> 
             let [handle] = args::<1>(env, info)?;
             match stream(env, handle, "streamEnd")?.end() {
                 Ok(()) => null(env),
-                Err(m) => Err(misuse("streamEnd", m)),
+                Err(m) => Err(misuse("bodyStream", "streamEnd", m)),
             }
         })
     }
