@@ -201,22 +201,14 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
     if !unsafe { is_typedarray(env, value)? } {
         return Ok(None);
     }
-    let (mut kind, mut count) = (0, 0usize);
-    let mut data = ptr::null_mut();
-    let mut buffer = ptr::null_mut();
-    let mut offset = 0usize;
-    // SAFETY: a typed array of this env; every out-pointer outlives the call.
-    check(unsafe {
-        sys::napi_get_typedarray_info(
-            env,
-            value,
-            &mut kind,
-            &mut count,
-            &mut data,
-            &mut buffer,
-            &mut offset,
-        )
-    })?;
+    // SAFETY: a typed array of this env.
+    let TypedArray {
+        kind,
+        count,
+        data,
+        buffer,
+        offset,
+    } = unsafe { typed_array(env, value)? };
     // 8: napi_float64_array. Written as f64s, so its address must be aligned for them.
     let aligned = (data as usize).is_multiple_of(std::mem::align_of::<f64>());
     let Some(len) = count.checked_mul(8) else {

@@ -266,6 +266,43 @@ macro_rules! is {
     }};
 }
 
+/// What N-API says of a typed array: its element kind and count, data pointer, buffer
+/// and byte offset into that buffer.
+pub struct TypedArray {
+    pub kind: sys::napi_typedarray_type,
+    pub count: usize,
+    pub data: *mut c_void,
+    pub buffer: Value,
+    pub offset: usize,
+}
+
+/// napi_get_typedarray_info.
+///
+/// # Safety
+/// `env` must be live and `value` a typed array of it.
+pub unsafe fn typed_array(env: Env, value: Value) -> Result<TypedArray> {
+    let mut t = TypedArray {
+        kind: 0,
+        count: 0,
+        data: ptr::null_mut(),
+        buffer: ptr::null_mut(),
+        offset: 0,
+    };
+    // SAFETY: a typed array of this env; every out-pointer outlives the call.
+    check(unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut t.kind,
+            &mut t.count,
+            &mut t.data,
+            &mut t.buffer,
+            &mut t.offset,
+        )
+    })?;
+    Ok(t)
+}
+
 /// What a chunk argument turned out to be.
 pub enum Chunk<'a> {
     /// The bytes of a non-shared ArrayBuffer or of a view of one, in bounds.
@@ -295,20 +332,10 @@ pub unsafe fn get_chunk<'a>(env: Env, value: Value) -> Result<Chunk<'a>> {
     let mut buffer = ptr::null_mut();
     let mut offset = 0usize;
     let len = if is!(napi_is_typedarray, env, value)? {
-        let (mut kind, mut count) = (0, 0usize);
-        // SAFETY: a typed array of this env; every out-pointer outlives the call.
-        check(unsafe {
-            sys::napi_get_typedarray_info(
-                env,
-                value,
-                &mut kind,
-                &mut count,
-                &mut data,
-                &mut buffer,
-                &mut offset,
-            )
-        })?;
-        match element_size(kind).and_then(|size| count.checked_mul(size)) {
+        // SAFETY: a typed array of this env.
+        let t = unsafe { typed_array(env, value)? };
+        (data, buffer, offset) = (t.data, t.buffer, t.offset);
+        match element_size(t.kind).and_then(|size| t.count.checked_mul(size)) {
             Some(len) => len,
             None => return Ok(Chunk::Refused),
         }
@@ -353,28 +380,14 @@ pub unsafe fn get_room<'a>(env: Env, value: Value) -> Result<Option<&'a mut [May
     if !is!(napi_is_typedarray, env, value)? {
         return Ok(None);
     }
-    let (mut kind, mut count) = (0, 0usize);
-    let mut data: *mut c_void = ptr::null_mut();
-    let mut buffer = ptr::null_mut();
-    let mut offset = 0usize;
-    // SAFETY: a typed array of this env; every out-pointer outlives the call.
-    check(unsafe {
-        sys::napi_get_typedarray_info(
-            env,
-            value,
-            &mut kind,
-            &mut count,
-            &mut data,
-            &mut buffer,
-            &mut offset,
-        )
-    })?;
+    // SAFETY: a typed array of this env.
+    let t = unsafe { typed_array(env, value)? };
     // 1: napi_uint8_array.
-    if kind != 1 {
+    if t.kind != 1 {
         return Ok(None);
     }
     // SAFETY: the typed array's own buffer, offset, length and data pointer.
-    unsafe { get_room_of(env, buffer, offset, count, data) }
+    unsafe { get_room_of(env, t.buffer, t.offset, t.count, t.data) }
 }
 
 /// True when `value` is a typed array.
