@@ -126,26 +126,14 @@ function readInto (source, req, res, options, done) {
     settle(acc.error)
   }
 
-  if (source !== NODE_STREAM) {
+  if (source !== NODE_STREAM && (req.res.aborted || req.res.finished)) {
     req.bodyRead = true
-    if (req.res.aborted || req.res.finished) return settle(errors.aborted(-1, 0))
-    const socket = res && res.socket
-    if (socket && typeof socket.once === 'function') socket.once('close', onAbort)
+    return settle(errors.aborted(-1, 0))
   }
   // Handlers first: a refused body (declared length over the limit, bad encoding) still
   // has its bytes drained by them, and once done() has run the application may have
   // answered, after which uWS forbids touching its response.
-  if (source === UWS) {
-    req._res.onData(onChunk)
-  } else {
-    req.on('data', (chunk) => onChunk(chunk, false))
-    req.on('end', () => onChunk(EMPTY, true))
-    // A stream error is the connection failing mid-body: an abort, as raw-body reports it.
-    req.on('error', onAbort)
-    if (source === NODE_STREAM) {
-      req.on('close', () => { if (!req.complete) onAbort() })
-    }
-  }
+  readChunks(source, req, res, { chunk: onChunk, abort: onAbort })
   if (acc.error !== null) settle(acc.error)
 }
 
