@@ -87,14 +87,18 @@ export type BodyErrorCode =
   | 'ERR_MULTIPART_BOUNDARY'
   | 'ERR_MULTIPART_HEADER'
   | 'ERR_MULTIPART_TRUNCATED'
+  | MultipartLimitCode
+  | 'LIMIT_HEADER_PAIRS'
+  | 'LIMIT_HEADER_SIZE'
+
+/** The limits multer names, with its codes (413 as a BodyError, as a MulterError too). */
+export type MultipartLimitCode =
   | 'LIMIT_PART_COUNT'
   | 'LIMIT_FILE_SIZE'
   | 'LIMIT_FILE_COUNT'
   | 'LIMIT_FIELD_KEY'
   | 'LIMIT_FIELD_VALUE'
   | 'LIMIT_FIELD_COUNT'
-  | 'LIMIT_HEADER_PAIRS'
-  | 'LIMIT_HEADER_SIZE'
 
 /**
  * What the client did wrong, with the status to answer. Shaped like raw-body's errors.
@@ -462,12 +466,7 @@ export interface Multipart {
 }
 
 export type MulterErrorCode =
-  | 'LIMIT_PART_COUNT'
-  | 'LIMIT_FILE_SIZE'
-  | 'LIMIT_FILE_COUNT'
-  | 'LIMIT_FIELD_KEY'
-  | 'LIMIT_FIELD_VALUE'
-  | 'LIMIT_FIELD_COUNT'
+  | MultipartLimitCode
   | 'LIMIT_UNEXPECTED_FILE'
   | 'MISSING_FIELD_NAME'
   | 'LIMIT_FIELD_NESTING'

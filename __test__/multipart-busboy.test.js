@@ -17,9 +17,9 @@ const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
 const busboy = require('busboy')
-const uWS = require('uWebSockets.js')
 const { request, sha256 } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
+const { startServer } = require('./helpers/server')
 const { randomForm, contentType } = require('./helpers/multipart')
 const { readMultipart } = require('..')
 
@@ -108,18 +108,13 @@ function route (res, req) {
   })
 }
 
-let port, token
+let port, server
 test.before(async () => {
-  const app = uWS.App().post('/mp', route)
-  await new Promise((resolve, reject) => app.listen('127.0.0.1', 0, (t) => {
-    if (!t) return reject(new Error('cannot listen'))
-    token = t
-    port = uWS.us_socket_local_port(t)
-    resolve()
-  }))
+  server = await startServer({ '/mp': route })
+  port = server.port
 })
 test.after(() => {
-  uWS.us_listen_socket_close(token)
+  server.close()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 

@@ -11,9 +11,9 @@ const os = require('node:os')
 const path = require('node:path')
 const { Writable } = require('node:stream')
 const { AsyncLocalStorage } = require('node:async_hooks')
-const uWS = require('uWebSockets.js')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
+const { startServer } = require('./helpers/server')
 const { formBody, contentType, trickyBytes } = require('./helpers/multipart')
 const { random } = require('./helpers/random')
 const { readMultipart, BodyError } = require('..')
@@ -97,18 +97,13 @@ function route (res, req) {
   })
 }
 
-let port, token
+let port, server
 test.before(async () => {
-  const app = uWS.App().post('/mp', route)
-  await new Promise((resolve, reject) => app.listen('127.0.0.1', 0, (t) => {
-    if (!t) return reject(new Error('cannot listen'))
-    token = t
-    port = uWS.us_socket_local_port(t)
-    resolve()
-  }))
+  server = await startServer({ '/mp': route })
+  port = server.port
 })
 test.after(() => {
-  uWS.us_listen_socket_close(token)
+  server.close()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 

@@ -17,6 +17,7 @@ const path = require('node:path')
 const net = require('node:net')
 const { fork } = require('node:child_process')
 const { median, paired, table } = require('./stats')
+const { get } = require('./load')
 
 const QUICK = process.argv.includes('--quick')
 const ROUNDS = Number(process.env.ROUNDS) || (QUICK ? 3 : 7)
@@ -60,24 +61,6 @@ const CASES = [
     expect: `100 ${100 * 10 * 1024} 0`
   }
 ]
-
-function get (port, p) {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1')
-    let data = ''
-    socket.on('data', (d) => {
-      data += d
-      const end = data.indexOf('\r\n\r\n')
-      const m = /content-length: (\d+)/i.exec(data)
-      if (end >= 0 && m && data.length >= end + 4 + Number(m[1])) {
-        socket.destroy()
-        resolve(data.slice(end + 4, end + 4 + Number(m[1])))
-      }
-    })
-    socket.on('error', reject)
-    socket.write(`GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`)
-  })
-}
 
 /** One POST of `body` (content-length, or chunked when `chunks` is a generator); resolves with the answer's body. */
 function post (port, p, body, chunks) {

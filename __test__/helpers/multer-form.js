@@ -3,9 +3,8 @@
 // unicode and `filename*` names, binary contents with CRLF and boundary-like bytes) and
 // the normalised view of req.body / req.file(s) / errors both servers answer with.
 const fs = require('node:fs')
-const crypto = require('node:crypto')
 
-const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex')
+const { sha256 } = require('./client')
 
 /**
  * The body of a form. A part: { name?, filename?, filenameStar?, type?, data: Buffer,

@@ -144,8 +144,7 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
-          const h = head
-          this.sink = consumer.part({ name: h[0], filename: h[1], filenameUtf8: h[2], mimeType: h[3], charset: h[4], encoding: h[5], isFile: h[6] })
+          this.sink = consumer.part({ name: head[0], filename: head[1], filenameUtf8: head[2], mimeType: head[3], charset: head[4], encoding: head[5], isFile: head[6] })
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd
           break
