@@ -275,7 +275,7 @@ test('the native functions take any JavaScript value without crashing', () => {
     for (const a of values) {
       for (const b of [undefined, a, body]) {
         try {
-          native[name](a, b, a, b, a)
+          native[name](a, b, a, b, a, a)
         } catch (err) {
           assert.ok(err instanceof Error, `${name} threw a non-error`)
         }
@@ -283,6 +283,20 @@ test('the native functions take any JavaScript value without crashing', () => {
     }
   }
   native.setPoolLimit(256 * MIB)
+})
+
+test('any value as create()\'s size hint: the body is its bytes, or a 503, never a crash', () => {
+  const chunk = Buffer.from('hinted')
+  for (const hint of [undefined, null, -1, 0, NaN, 1, 6, 7, 2 ** 20, 2 ** 53, Infinity, -Infinity, 2 ** 64, '99', {}, 10n]) {
+    for (const [limit, maxPreallocated] of [[1000, 1000], [Infinity, 2 ** 20], [Infinity, Infinity]]) {
+      const body = native.create(-1, limit, maxPreallocated, null, true, hint)
+      if (native.push(body, chunk) === true) {
+        assert.equal(native.finish(body).toString(), 'hinted', `hint ${String(hint)}`)
+      } else {
+        assert.equal(native.error(body).code, 'ERR_BODY_OUT_OF_MEMORY', `hint ${String(hint)}`)
+      }
+    }
+  }
 })
 
 test('after the hostile calls, nothing is held', async () => {

@@ -207,7 +207,10 @@ class BodyAccumulator {
   // bytes, is copied a second time here; that bounded copy buys the single-chunk case
   // (the common one) its one-copy JS path.
   _toNative (bytes) {
-    this._native = native.create(UNKNOWN, this._limit, this._maxPreallocated, null, true)
+    // The native body is told how many bytes it is about to hold, so it takes its final
+    // room at once instead of sizing itself to the first chunk and moving.
+    const knownMinimum = this._received + bytes.length
+    this._native = native.create(UNKNOWN, this._limit, this._maxPreallocated, null, true, knownMinimum)
     const first = this._buf
     this._buf = null
     if (first !== null && !native.push(this._native, first)) return this._checkNative()

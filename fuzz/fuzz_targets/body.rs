@@ -40,6 +40,13 @@ fuzz_target!(|data: &[u8]| {
         max_preallocated: u64::from(head[4]) * 1024,
         content_encoding: encoding.map(str::to_owned),
         decode: head[6] & 1 == 0,
+        // A hint true, false or absurd: any number can reach it from JS.
+        known_minimum: match (head[6] >> 1) % 4 {
+            0 => 0,
+            1 => rest.len() as u64,
+            2 => u64::from(head[6] >> 3) * 4096,
+            _ => u64::MAX,
+        },
     });
     let step = 1 + usize::from(head[7]) * 37;
     for chunk in rest.chunks(step) {

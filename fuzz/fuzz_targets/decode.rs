@@ -53,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
         max_preallocated: 1 << 20,
         content_encoding: Some(coding.to_owned()),
         decode: true,
+        known_minimum: 0,
     });
     let step = 1 + usize::from(head[3]) * 13;
     for chunk in encoded.chunks(step) {

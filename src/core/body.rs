@@ -20,6 +20,10 @@ pub struct BodyOptions {
     pub content_encoding: Option<String>,
     /// Decode encoded bodies; when false any coding but identity gets 415.
     pub decode: bool,
+    /// For an unknown length: bytes the caller already holds for this body and is about to
+    /// push. Room for them is taken at once, as for a declared length (and within the same
+    /// cap), so the body does not start exactly sized and then move into a larger block.
+    pub known_minimum: u64,
 }
 
 impl Default for BodyOptions {
@@ -30,6 +34,7 @@ impl Default for BodyOptions {
             max_preallocated: 0,
             content_encoding: None,
             decode: true,
+            known_minimum: 0,
         }
     }
 }
@@ -96,10 +101,27 @@ impl Body {
             }
         };
         body.decoder = Decoder::new(&codings);
-        if let Some(length) = options
-            .content_length
-            .filter(|&l| l > 0 && body.decoder.is_none())
-        {
+        if body.decoder.is_some() {
+            return body;
+        }
+        if options.content_length.is_none() && options.known_minimum > 0 {
+            // Bytes already received (a first chunk kept by the caller, and the next one):
+            // the body has more than one chunk, so it likely ends where recent bodies of
+            // unknown length ended, as far as the pool can tell (see push()). Sizing it to
+            // the first chunk instead cost a block and a move: 512 KiB in 64 KiB chunks
+            // took 1.06x the time (paired, 12 of 14 rounds).
+            let minimum = options.known_minimum.min(options.limit);
+            let recent = Block::recent(to_usize(minimum), to_usize(options.limit));
+            match recent.map_or_else(
+                || Block::with_capacity(to_usize(minimum.min(options.max_preallocated))),
+                Ok,
+            ) {
+                Ok(block) => body.block = Some(block),
+                Err(error) => body.fail(error.into()),
+            }
+            return body;
+        }
+        if let Some(length) = options.content_length.filter(|&l| l > 0) {
             let capacity = length.min(options.max_preallocated);
             // Past the cap, an idle pooled block of the whole length is taken if there is
             // one: the process holds that memory already, so the client makes it allocate

@@ -109,6 +109,8 @@ proptest! {
             .prop_flat_map(|d| { let n = d.len(); (Just(d), declared_strategy(n), limit_strategy(n)) }),
         sizes in prop::collection::vec(1usize..20 * KIB, 1..8),
         max_preallocated in prop_oneof![Just(0u64), 1u64..64 * KIB as u64, Just(1u64 << 20)],
+        // A hint changes where the bytes go, never which bytes or which error.
+        known_minimum in prop_oneof![Just(0u64), 1u64..64 * KIB as u64, Just(u64::MAX)],
     ) {
         let body = Body::new(&BodyOptions {
             content_length: declared,
@@ -116,6 +118,7 @@ proptest! {
             max_preallocated,
             content_encoding: None,
             decode: true,
+            known_minimum,
         });
         // Preallocation never passes the cap (rounded to the pool's class) or the declared length.
         let bound = declared.unwrap_or(0).min(max_preallocated) as usize;
@@ -239,6 +242,7 @@ fn decode(
         max_preallocated: 1 << 20,
         content_encoding: Some(format.header().into()),
         decode: true,
+        known_minimum: 0,
     });
     run(body, encoded, sizes)
 }
@@ -419,6 +423,7 @@ proptest! {
             max_preallocated: 1 << 20,
             content_encoding: format.map(|f| f.header().into()),
             decode: true,
+            known_minimum: 0,
         };
         let expected = run(Body::new(&options), &sent, &sizes);
         prop_assert_eq!(stream_run(&options, &sent, &sizes, &rooms, &reads), expected);

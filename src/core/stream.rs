@@ -62,7 +62,7 @@ pub struct BodyStream {
 
 impl BodyStream {
     /// Never fails: what the client declared is recorded as the stream's error, as in
-    /// `Body::new`. Nothing is preallocated (`max_preallocated` does not apply).
+    /// `Body::new`. Nothing is preallocated (`max_preallocated` and `known_minimum` do not apply).
     pub fn new(options: &BodyOptions) -> BodyStream {
         let mut stream = BodyStream {
             expected: options.content_length,

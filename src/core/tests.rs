@@ -10,6 +10,7 @@ fn options(content_length: Option<u64>, limit: u64) -> BodyOptions {
         max_preallocated: MIB,
         content_encoding: None,
         decode: true,
+        known_minimum: 0,
     }
 }
 
@@ -90,6 +91,42 @@ fn single_chunk_allocates_exactly_once() {
         300,
         "unknown length: exact first allocation"
     );
+}
+
+#[test]
+fn a_known_minimum_takes_room_at_once_and_within_the_cap() {
+    // Unknown length, but 200,000 bytes are about to be pushed: room for them now, and
+    // pushing them never moves the body.
+    let mut body = Body::new(&BodyOptions {
+        known_minimum: 200_000,
+        ..options(None, 64 * MIB)
+    });
+    let cap = body.capacity();
+    assert!(cap >= 200_000, "capacity {cap}");
+    let data = pattern(200_000);
+    body.push(&data[..65_000]).unwrap();
+    body.push(&data[65_000..]).unwrap();
+    assert_eq!(body.capacity(), cap);
+    assert!(body.finish().unwrap().as_slice() == data.as_slice());
+    // Any number can reach this from JS: past the cap it allocates the cap, as a declared
+    // length does (no pooled block is this large, so none is taken instead).
+    let huge = 900 * MIB;
+    let body = Body::new(&BodyOptions {
+        known_minimum: huge,
+        ..options(None, huge)
+    });
+    assert_eq!(body.capacity(), rounded(MIB));
+    let body = Body::new(&BodyOptions {
+        known_minimum: u64::MAX,
+        ..options(None, 10)
+    });
+    assert_eq!(body.capacity(), 10, "never past the limit");
+    // A declared length wins over the hint.
+    let body = Body::new(&BodyOptions {
+        known_minimum: 5000,
+        ..options(Some(100), MIB)
+    });
+    assert_eq!(body.capacity(), 100);
 }
 
 #[test]

@@ -36,8 +36,9 @@ fn length_option(n: f64) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
 }
 
-/// create(contentLength, limit, maxPreallocated, contentEncoding, decode): the JS side
-/// has validated and parsed the options; a negative contentLength means unknown.
+/// create(contentLength, limit, maxPreallocated, contentEncoding, decode, knownMinimum?):
+/// the JS side has validated and parsed the options; a negative contentLength means
+/// unknown. knownMinimum: for an unknown length, bytes about to be pushed.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -45,7 +46,8 @@ pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Valu
     // SAFETY: Node's env and info for this call.
     unsafe {
         callback(env, || {
-            let [length, limit, max_preallocated, encoding, decode] = args::<5>(env, info)?;
+            let [length, limit, max_preallocated, encoding, decode, known_minimum] =
+                args::<6>(env, info)?;
             let (Some(length), Some(limit), Some(max_preallocated)) = (
                 get_f64(env, length)?,
                 get_f64(env, limit)?,
@@ -63,6 +65,8 @@ pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Valu
                 content_encoding: get_string(env, encoding)?,
                 // Anything but `false` (an omitted argument included) decodes.
                 decode: get_bool(env, decode)? != Some(false),
+                // Anything but a positive number is no hint.
+                known_minimum: get_f64(env, known_minimum)?.map_or(0, |n| n.max(0.0) as u64),
             };
             external::create(env, Body::new(&options), &BODY_TAG)
         })

@@ -52,6 +52,7 @@ pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) 
                 max_preallocated: 0,
                 content_encoding: get_string(env, encoding)?,
                 decode: get_bool(env, decode)? != Some(false),
+                known_minimum: 0,
             };
             external::create(env, BodyStream::new(&options), &STREAM_TAG)
         })

@@ -76,6 +76,7 @@ fn body(encoding: &str, limit: u64, length: Option<u64>) -> Body {
         max_preallocated: MIB,
         content_encoding: Some(encoding.into()),
         decode: true,
+        known_minimum: 0,
     })
 }
 
@@ -338,6 +339,7 @@ fn unsupported_and_refused() {
             max_preallocated: MIB,
             content_encoding: Some(header.into()),
             decode,
+            known_minimum: 0,
         });
         assert_eq!(b.error().map(BodyError::status), Some(415), "{header}");
     }

@@ -13,6 +13,7 @@ fn stream(encoding: Option<&str>, limit: u64, length: Option<u64>) -> BodyStream
         max_preallocated: 0,
         content_encoding: encoding.map(Into::into),
         decode: true,
+        known_minimum: 0,
     })
 }
 
