@@ -5,6 +5,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const micro = require('./micro')
+const tiny = require('./tiny')
 const strings = require('./strings')
 const decode = require('./decode')
 const frameworks = require('./express')
@@ -18,6 +19,9 @@ async function main () {
   console.error(`uws-body bench${quick ? ' (quick)' : ''}: micro...`)
   const m = await micro.run({ quick })
   console.log('\n## Micro: time per body\n\n' + micro.render(m))
+  console.error('tiny bodies...')
+  const t = tiny.run({ quick })
+  console.log('\n## Tiny bodies: per-body cost\n\n' + tiny.render(t))
   console.error('text bodies...')
   const s = await strings.run({ quick })
   console.log('\n## Text bodies\n\n' + strings.render(s))
@@ -63,6 +67,15 @@ mostly its per-request work.
 ## Micro: time per body
 
 ${micro.render(m)}
+
+## Tiny bodies: per-body cost, bodies back to back
+
+The micro rows' turn of the event loop after every body costs more than the difference
+between readers on a tiny body, so here bodies are read back to back, one chunk each
+(bench/tiny.js): (b) against (c), alternating, c/b the median of per-round ratios, with the
+middle half of the rounds.
+
+${tiny.render(t)}
 
 ## Text bodies: finishString vs memcpy + toString from a warm Buffer
 

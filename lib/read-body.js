@@ -1,4 +1,5 @@
 'use strict'
+const { Buffer } = require('node:buffer')
 const { BodyAccumulator } = require('./accumulator')
 const { describe } = require('./options')
 const { bindOnce } = require('./async-context')

@@ -14,6 +14,7 @@
 // uWS may still deliver the rest of what it had read when paused (at most its 512 KiB
 // receive buffer): those chunks are pushed, or for an encoded body held encoded by the
 // core until there is room, so memory stays bounded by highWaterMark plus that.
+const { Buffer } = require('node:buffer')
 const { Readable } = require('node:stream')
 const { AsyncResource } = require('node:async_hooks')
 const native = require('./native')

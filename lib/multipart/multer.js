@@ -15,6 +15,7 @@
 //   a file is held to fileSize only if the filter accepts it: past fileSize its bytes are
 //   dropped, and an acceptance then is LIMIT_FILE_SIZE.
 // Everything reaches next() exactly once, in the async context the middleware ran in.
+const { Buffer } = require('node:buffer')
 const typeis = require('type-is')
 const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
 const { MemoryStorage, DiskStorage, memoryStorage, diskStorage } = require('./storage')

@@ -18,6 +18,7 @@
 // On any failure (what the client sent, a limit, an abort, the timeout, a storage error)
 // the promise rejects once, after the native upload is freed, the caller's streams are
 // destroyed and every file written so far is closed and unlinked.
+const { Buffer } = require('node:buffer')
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')

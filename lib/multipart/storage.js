@@ -3,6 +3,7 @@
 // engines (`_handleFile(req, file, cb)`, `_removeFile(req, file, cb)`) that any
 // multer-style code may call; multipart() also knows MemoryStorage, and puts its files
 // straight into the request's shared arena instead of going through `file.stream`.
+const { Buffer } = require('node:buffer')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')

@@ -15,6 +15,7 @@
 //          count then) or SKIP (multer holds only accepted files to fileSize).
 // A chunk is parsed through before write() returns (uWS takes its memory back then): a
 // consumer that must slow the client down pauses the source, as bodyStream does.
+const { Buffer } = require('node:buffer')
 const native = require('../native')
 const { bytesOf } = require('../chunk')
 

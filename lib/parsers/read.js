@@ -2,6 +2,7 @@
 // One Express body parser: body-parser's request flow (which requests to parse, the
 // charset, the encoding, verify, parse, and its errors' status and type), with the body
 // read by uws-body (lib/parsers/source.js).
+const { Buffer } = require('node:buffer')
 const typeis = require('type-is')
 const contentType = require('content-type')
 const errors = require('../errors')
