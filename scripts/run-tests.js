@@ -1,12 +1,22 @@
 'use strict'
-// Runs the test suite the way this Node can: all of it where uWebSockets.js's native
-// binary loads, otherwise the files that do not need uWS, with uWS disabled
-// (test-env/no-uws.js). Prints which files ran and which did not.
+// The test suite (`npm test`): every file in __test__, one at a time, against one build of
+// uWebSockets.js, then a summary of what ran, what did not and why.
 //   node scripts/run-tests.js [test dir]   (default: the repository's __test__)
-// CI.yml runs it on every Node and platform; the package test runs it on the installed copy.
+//
+// Which uWS build: UWS_BODY_TEST_UWS=<build> (a key of BUILDS, or `none`) names it, and
+// then it must load or the run fails. Unset, the first build whose native binary loads on
+// this Node and libc is used (20.57 needs glibc 2.38 and Node 20-25; the 20.30 fork runs
+// Node <= 20 on older glibc); with none, only the files that need no uWS run, and under
+// CI=true that is a failure unless UWS_BODY_TEST_UWS=none says it is expected.
+// Both builds are devDependencies: `uWebSockets.js` is 20.57, the fork is installed under
+// another name and swapped in by test-env/uws.js (so ultimate-express loads it too).
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
+
+// build -> the package name it is installed under (package.json devDependencies).
+const BUILDS = { '20.57': 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
 
 // The test files that never start a uWS server (directly, through ultimate-express, or in
 // a worker). A file not named here is taken to need uWS.
@@ -15,31 +25,104 @@ const WITHOUT_UWS = ['accumulator.test.js', 'form.test.js', 'loader.test.js', 'p
 const dir = path.resolve(process.argv[2] || path.join(__dirname, '..', '__test__'))
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()
 
-function uwsLoads () {
-  let pkg
+/** The package folder of `name` as the tests would find it, or null. */
+function packageDir (name) {
   try {
-    pkg = path.dirname(require.resolve('uWebSockets.js/package.json', { paths: [dir] }))
+    // Not `name/package.json`: a package's `exports` may hide it (20.57 does).
+    let at = path.dirname(require.resolve(name, { paths: [dir] }))
+    while (!fs.existsSync(path.join(at, 'package.json'))) {
+      const up = path.dirname(at)
+      if (up === at) return null
+      at = up
+    }
+    return at
   } catch {
-    return 'uWebSockets.js is not installed'
+    return null
   }
-  const binary = path.join(pkg, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`)
-  if (!fs.existsSync(binary)) return `no ${path.basename(binary)} in ${pkg}`
-  const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(binary)})`], { encoding: 'utf8' })
-  return probe.status === 0 ? null : `${path.basename(binary)} does not load: ${probe.stderr.trim().split('\n').find((l) => /Error/.test(l)) || probe.stderr.trim()}`
 }
 
-const why = uwsLoads()
-const run = why ? files.filter((f) => WITHOUT_UWS.includes(f)) : files
-const skipped = files.filter((f) => !run.includes(f))
-console.log(`run-tests: Node ${process.version} ${process.platform}-${process.arch}: ${why ? `uWS unavailable (${why})` : 'uWS loads: the whole suite'}`)
-console.log(`run-tests: running ${run.join(' ')}`)
-if (skipped.length) console.log(`run-tests: not run (they need uWS): ${skipped.join(' ')}`)
+/** { dir, version } if the build's native binary loads here, else { why }. */
+function probe (build) {
+  const pkg = packageDir(BUILDS[build])
+  if (pkg === null) return { why: `${BUILDS[build]} is not installed (npm install)` }
+  // A native binary must be what loaded: the fork falls back to a JS imitation of uWS
+  // where its binary does not load, and a test passing against that proves nothing.
+  const check = `const uws = require(${JSON.stringify(pkg)});
+    if (!Object.keys(require.cache).some((f) => f.endsWith('.node'))) throw new Error('no native binary loaded');
+    if (typeof uws.App !== 'function') throw new Error('no App()')`
+  const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
+  if (r.status !== 0) {
+    const lines = r.stderr.split('\n').map((l) => l.trim())
+    const line = lines.find((l) => /GLIBC_[0-9.]+' not found/.test(l)) || lines.find((l) => /^(\w*Error)[: ]/.test(l)) || r.stderr.trim()
+    return { why: line.replace(/^Error: /, '').slice(0, 300) }
+  }
+  const version = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version
+  return { dir: pkg, version }
+}
 
-const args = ['--expose-gc']
-if (why) args.push('--require', path.join(__dirname, 'test-env', 'no-uws.js'))
-// One file at a time, as `npm test` does, where the flag exists (Node 18 has none).
-args.push('--test')
-if (spawnSync(process.execPath, ['--test-concurrency=1', '-e', '0']).status === 0) args.push('--test-concurrency=1')
-args.push(...run.map((f) => path.join(dir, f)))
-const result = spawnSync(process.execPath, args, { stdio: 'inherit' })
-process.exit(result.status === null ? 1 : result.status)
+const asked = process.env.UWS_BODY_TEST_UWS || ''
+if (asked !== '' && asked !== 'none' && !(asked in BUILDS)) {
+  console.error(`run-tests: UWS_BODY_TEST_UWS=${asked}: known builds are ${Object.keys(BUILDS).join(', ')} and none`)
+  process.exit(2)
+}
+const tried = []
+let build = null
+let found = null
+if (asked !== 'none') {
+  for (const b of asked ? [asked] : Object.keys(BUILDS)) {
+    const p = probe(b)
+    if (p.dir) { build = b; found = p; break }
+    tried.push(`${b}: ${p.why}`)
+  }
+}
+const platform = `Node ${process.version} ${process.platform}-${process.arch}`
+if (asked && asked !== 'none' && build === null) {
+  console.error(`run-tests: ${platform}: uWS ${asked} was asked for (UWS_BODY_TEST_UWS) and does not load: ${tried.join('; ')}`)
+  process.exit(1)
+}
+const run = build === null ? files.filter((f) => WITHOUT_UWS.includes(f)) : files
+const skipped = files.filter((f) => !run.includes(f))
+const uwsLine = build !== null
+  ? `uWS ${build} (${BUILDS[build]}@${found.version})`
+  : asked === 'none' ? 'no uWS (UWS_BODY_TEST_UWS=none)' : `no uWS build loads (${tried.join('; ')})`
+console.log(`run-tests: ${platform}, ${uwsLine}`)
+if (tried.length && build !== null) console.log(`run-tests: not used: ${tried.join('; ')}`)
+
+const env = { ...process.env }
+const preload = []
+if (build === null) preload.push(path.join(__dirname, 'test-env', 'no-uws.js'))
+else if (BUILDS[build] !== 'uWebSockets.js') {
+  env.UWS_BODY_UWS_DIR = found.dir
+  preload.push(path.join(__dirname, 'test-env', 'uws.js'))
+}
+// NODE_OPTIONS, not flags: the test runner's child processes and the Node processes the
+// tests start must load the same build.
+if (preload.length) env.NODE_OPTIONS = [env.NODE_OPTIONS || '', ...preload.map((p) => `--require=${p}`)].join(' ').trim()
+
+// Two reporters: the usual one for people, TAP into a file for the summary's counts.
+const tap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-tests-')), 'report.tap')
+const args = ['--expose-gc', '--test', '--test-concurrency=1',
+  '--test-reporter=spec', '--test-reporter-destination=stdout',
+  '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+  ...run.map((f) => path.join(dir, f))]
+const started = Date.now()
+const result = spawnSync(process.execPath, args, { stdio: 'inherit', env })
+let counts = 'no report'
+try {
+  const report = fs.readFileSync(tap, 'utf8')
+  const count = (what) => (report.match(new RegExp(`^# ${what} (\\d+)$`, 'm')) || [])[1] || '?'
+  counts = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((w) => `${w} ${count(w)}`).join(', ')
+  const failed = [...report.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1])
+  if (failed.length) console.log(`run-tests: failed: ${failed.join(' | ')}`)
+} catch {}
+fs.rmSync(path.dirname(tap), { recursive: true, force: true })
+const status = result.status === null ? 1 : result.status
+const seconds = ((Date.now() - started) / 1000).toFixed(0)
+console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
+if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
+let exit = status
+if (build === null && asked !== 'none' && process.env.CI) {
+  console.log('run-tests: CI: no uWS build loads, so most of the suite did not run (set UWS_BODY_TEST_UWS=none where that is expected)')
+  exit = 1
+}
+process.exit(exit)
