@@ -13,6 +13,7 @@ const { pipeline } = require('node:stream/promises')
 const { AsyncLocalStorage } = require('node:async_hooks')
 const uWS = require('uWebSockets.js')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
+const { readAfterPause, drainsAfterPause } = require('./helpers/uws-build')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 const { ENCODERS, header, ready } = require('./helpers/encodings')
 const { bodyStream, stats } = require('..')
@@ -135,8 +136,8 @@ test('256 MiB, hash-checked, with the stream never holding more than highWaterMa
   const body = bodyOf(256 * MIB, 3)
   const r = await send({ body, timeout: 120000 })
   ok(r, body)
-  // 512 KiB highWaterMark, plus what uWS had read when the client was paused.
-  assert.ok(r.seen.maxBuffered <= 2 * MIB, `buffered ${r.seen.maxBuffered}`)
+  // 512 KiB highWaterMark, plus what uWS hands over after the client was paused.
+  assert.ok(r.seen.maxBuffered <= 512 * KIB + readAfterPause, `buffered ${r.seen.maxBuffered}`)
   assert.equal(await bytesInUseAfterGc(), 0)
 })
 
@@ -171,9 +172,11 @@ test('a slow consumer pauses the client: the server holds little, and the body i
     ok(r, body)
     // 128 reads of 64 KiB, 10 ms apart: the client could not have finished sooner.
     assert.ok(Date.now() - started >= 1000, `${Date.now() - started} ms`)
-    assert.ok(r.seen.paused >= 10 && r.seen.resumed >= 10, `paused ${r.seen.paused}, resumed ${r.seen.resumed}`)
-    // highWaterMark, plus at most what uWS had already read (its 512 KiB buffer).
-    assert.ok(r.seen.maxBuffered <= 64 * KIB + 512 * KIB, `buffered ${r.seen.maxBuffered}`)
+    // Fewer, larger pauses where uWS drains the socket's queue after pause().
+    const pauses = drainsAfterPause ? 2 : 10
+    assert.ok(r.seen.paused >= pauses && r.seen.resumed >= r.seen.paused, `paused ${r.seen.paused}, resumed ${r.seen.resumed}`)
+    // highWaterMark, plus what uWS hands over after pause() on this build.
+    assert.ok(r.seen.maxBuffered <= 64 * KIB + readAfterPause, `buffered ${r.seen.maxBuffered}`)
   }
   assert.equal(await bytesInUseAfterGc(), 0)
 })

@@ -11,9 +11,12 @@
 // Backpressure: when push() returns false (the buffer passed highWaterMark) the client
 // is paused (res.pause(): uWS stops reading its socket, so TCP slows the sender), and
 // resumed when the stream is read again and everything decoded so far has been taken.
-// uWS may still deliver the rest of what it had read when paused (at most its 512 KiB
-// receive buffer): those chunks are pushed, or for an encoded body held encoded by the
-// core until there is room, so memory stays bounded by highWaterMark plus that.
+// uWS may still deliver chunks after pause(): the 20.30 fork the rest of one 512 KiB read,
+// uWS 20.57 everything the kernel has queued for the socket (its reads go on while they
+// fill the 512 KiB buffer; Linux autotunes that queue up to net.ipv4.tcp_rmem's max).
+// Those chunks are pushed, or for an encoded body held encoded by the core until there is
+// room, and the client stays paused until the stream has been read below its mark again,
+// so memory stays bounded by highWaterMark plus that one queue.
 const { Buffer } = require('node:buffer')
 const { Readable } = require('node:stream')
 const { AsyncResource } = require('node:async_hooks')

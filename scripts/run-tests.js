@@ -2,6 +2,7 @@
 // The test suite (`npm test`): every file in __test__, one at a time, against one build of
 // uWebSockets.js, then a summary of what ran, what did not and why.
 //   node scripts/run-tests.js [test dir]   (default: the repository's __test__)
+//   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
 // Which uWS build: UWS_BODY_TEST_UWS=<build> (a key of BUILDS, or `none`) names it, and
 // then it must load or the run fails. Unset, the first build whose native binary loads on
@@ -22,8 +23,12 @@ const BUILDS = { '20.57': 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
 // a worker). A file not named here is taken to need uWS.
 const WITHOUT_UWS = ['accumulator.test.js', 'form.test.js', 'loader.test.js', 'pool.test.js']
 
-const dir = path.resolve(process.argv[2] || path.join(__dirname, '..', '__test__'))
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()
+const given = process.argv.slice(2)
+const named = given.length > 0 && given.every((a) => a.endsWith('.test.js'))
+const dir = named ? path.dirname(path.resolve(given[0])) : path.resolve(given[0] || path.join(__dirname, '..', '__test__'))
+const files = named
+  ? given.map((a) => path.relative(dir, path.resolve(a)))
+  : fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()
 
 /** The package folder of `name` as the tests would find it, or null. */
 function packageDir (name) {
