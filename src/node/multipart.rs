@@ -7,11 +7,15 @@ use std::ptr;
 
 use napi::sys;
 
+use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
 use super::raw::*;
+use crate::core::decode::Decoder;
+use crate::core::encoding;
 use crate::core::multipart::{
-    Boundary, Limits, Multipart, MultipartError, NameEncoding, Outcome, PartHead, Sink, Upload,
+    Boundary, Decoding, Limits, Multipart, MultipartError, NameEncoding, Outcome, PartHead, Sink,
+    Upload,
 };
 
 /// Marks the externals that hold an `Upload`. (A random 128-bit value.)
@@ -41,9 +45,12 @@ fn amount(n: f64) -> u64 {
 }
 
 /// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
-/// headerPairs, headerSize, preallocate, expected) -> the upload's external, or, for a
-/// content-type without a usable boundary, an object `{ code, reason }` (error()'s form).
-/// Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
+/// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit) -> the
+/// upload's external, or, for a content-type without a usable boundary or a
+/// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
+/// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
+/// An encoded form (contentEncoding a string other than identity) is parsed from its
+/// decoded bytes, at most `decodedLimit` of them.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -51,7 +58,7 @@ pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_inf
     // SAFETY: Node's env and info for this call.
     unsafe {
         callback(env, || {
-            let [content_type, rest @ ..] = args::<11>(env, info)?;
+            let [content_type, rest @ .., content_encoding, decoded_limit] = args::<13>(env, info)?;
             let mut n = [0.0; 10];
             for (n, value) in n.iter_mut().zip(rest) {
                 *n = get_f64(env, value)?.ok_or_else(|| {
@@ -79,8 +86,26 @@ pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_inf
             };
             let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
             let expected = (n[9] >= 0.0).then(|| amount(n[9]));
+            let codings = match encoding::parse(get_string(env, content_encoding)?.as_deref(), true)
+            {
+                Ok(codings) => codings,
+                Err(e) => return body_error_object(env, &e),
+            };
             let parser = Multipart::new(&boundary, limits);
-            external::create(env, Upload::new(parser, preallocate, expected), &UPLOAD_TAG)
+            let upload = match Decoder::new(&codings) {
+                None => Upload::new(parser, preallocate, expected),
+                Some(decoder) => {
+                    let Some(limit) = get_f64(env, decoded_limit)? else {
+                        return Err(type_error("multipartCreate: decodedLimit must be a number"));
+                    };
+                    Upload::with_decoding(
+                        parser,
+                        preallocate,
+                        Decoding::new(decoder, amount(limit)),
+                    )
+                }
+            };
+            external::create(env, upload, &UPLOAD_TAG)
         })
     }
 }
@@ -377,7 +402,9 @@ pub unsafe extern "C" fn multipart_abort(env: Env, info: sys::napi_callback_info
 }
 
 /// multipartError(upload) -> null | `{ code, reason?, max? }` | `{ code:
-/// 'ERR_BODY_OUT_OF_MEMORY' }` when memory for a field or the arena could not be had.
+/// 'ERR_BODY_OUT_OF_MEMORY' }` when memory for a field or the arena could not be had |
+/// a body error's fields (`ERR_BODY_ENCODING_INVALID`, `ERR_BODY_TOO_LARGE` for an
+/// encoded form: body.rs's form).
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -391,6 +418,9 @@ pub unsafe extern "C" fn multipart_error(env: Env, info: sys::napi_callback_info
                 let o = object(env)?;
                 set(env, o, "code", string(env, "ERR_BODY_OUT_OF_MEMORY")?)?;
                 return Ok(o);
+            }
+            if let Some(e) = upload.body_error() {
+                return body_error_object(env, e);
             }
             match upload.error() {
                 Some(e) => error_object(env, e),

@@ -15,8 +15,9 @@ pub enum NameEncoding {
     Utf8,
 }
 
-/// A part's file name, **as the client sent it**: it may hold `/`, `\`, `..`, NUL, control
-/// characters or thousands of bytes (at most the header bound). The parser never uses it;
+/// A part's file name, **as the client sent it**: it may hold `/`, `\`, `..` or thousands
+/// of bytes (at most the header bound); never a control character but tab (a header value
+/// holds none, and none may be percent-decoded into a `filename*`). The parser never uses it;
 /// whoever writes to disk must sanitise it or, better, pick its own name (busboy keeps
 /// only what follows the last `/` or `\` unless `preservePath`, and maps `.`/`..` to an
 /// empty name: that is the JS layer's job, with `flags()` to tell the bad ones).

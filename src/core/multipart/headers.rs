@@ -13,7 +13,7 @@ use super::limits::{Limit, Limits};
 use super::params::is_token;
 
 /// A byte a header value may hold: tab, visible ASCII and bytes from 0x80.
-fn is_value(b: u8) -> bool {
+pub(super) fn is_value(b: u8) -> bool {
     b == b'\t' || b >= b' ' && b != 0x7f
 }
 

@@ -66,6 +66,7 @@
 //! ```
 
 mod boundary;
+mod decoding;
 mod disposition;
 mod error;
 mod headers;
@@ -73,6 +74,8 @@ mod limits;
 mod params;
 mod upload;
 
+#[cfg(test)]
+mod decoding_tests;
 #[cfg(test)]
 mod props;
 #[cfg(test)]
@@ -83,6 +86,7 @@ use std::mem::MaybeUninit;
 use memchr::memmem::Finder;
 
 pub use self::boundary::{Boundary, MAX_BOUNDARY};
+pub use self::decoding::Decoding;
 pub use self::disposition::{Filename, NameEncoding, NameFlags, PartHead};
 pub use self::error::{BoundaryProblem, HeaderProblem, MultipartError, Where};
 pub use self::limits::{Limit, Limits};

@@ -10,9 +10,13 @@
 //!   (Internet Explorer sends `filename="C:\dir\a.txt"` unescaped), and control
 //!   characters other than tab are refused;
 //! - in a `Content-Disposition` a name ending in `*` is an RFC 8187 extended value,
-//!   `charset'language'percent-encoded`, decoded to UTF-8 here.
+//!   `charset'language'percent-encoded`, decoded to UTF-8 here; a control character
+//!   other than tab that its escapes decode to is refused as the raw byte is (busboy
+//!   passes `%00` through as a NUL).
 
 use std::borrow::Cow;
+
+use super::headers::is_value;
 
 /// RFC 7230 `tchar`.
 pub(super) fn is_token(b: u8) -> bool {
@@ -199,7 +203,9 @@ fn extended_value(s: &[u8], mut i: usize) -> Result<(Option<String>, usize), ()>
                 s.get(i + 1).and_then(|&h| hex(h)),
                 s.get(i + 2).and_then(|&l| hex(l)),
             ) {
-                (Some(h), Some(l)) => {
+                // A control character decoded is refused as the raw byte would be in a
+                // header value (tab aside): a NUL in a file name reaches file systems.
+                (Some(h), Some(l)) if is_value(h << 4 | l) => {
                     bytes.push(h << 4 | l);
                     i += 3;
                 }

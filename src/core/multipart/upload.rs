@@ -10,8 +10,10 @@
 
 use std::mem::MaybeUninit;
 
+use super::decoding::Decoding;
 use super::{Event, Multipart, MultipartError};
 use crate::core::body::Misuse;
+use crate::core::error::BodyError;
 use crate::core::memory::Block;
 
 /// Where the current part's data goes (the caller says it on each call).
@@ -69,6 +71,12 @@ pub struct Upload {
     received: u64,
     /// Bytes an allocation could not get, once one failed: the body is refused.
     out_of_memory: Option<usize>,
+    /// For a content-encoded form: its decoder, the form being parsed from its output.
+    decoding: Option<Decoding>,
+    /// Why the body's encoding refused it (corrupt, truncated, decoded past the limit).
+    body_error: Option<BodyError>,
+    /// `end` was called: the body is complete.
+    ended: bool,
 }
 
 /// The arena's first block when the body's length is unknown; it doubles from there.
@@ -85,6 +93,18 @@ impl Upload {
             expected: expected.filter(|&e| e <= isize::MAX as u64),
             received: 0,
             out_of_memory: None,
+            decoding: None,
+            body_error: None,
+            ended: false,
+        }
+    }
+
+    /// An upload of a content-encoded form, parsed as `decoding` decodes it. The declared
+    /// length is the encoded one, no guide to the arena's size.
+    pub fn with_decoding(parser: Multipart, preallocate: usize, decoding: Decoding) -> Upload {
+        Upload {
+            decoding: Some(decoding),
+            ..Upload::new(parser, preallocate, None)
         }
     }
 
@@ -100,9 +120,87 @@ impl Upload {
         sink: Sink,
         room: &mut [MaybeUninit<u8>],
     ) -> Result<Fed, Misuse> {
-        let fed = self.parse(input, sink, room)?;
-        self.received = self.received.saturating_add(fed.consumed as u64);
-        Ok(fed)
+        if self.body_error.is_some() {
+            return Ok(Fed {
+                consumed: input.len(),
+                written: 0,
+                outcome: Outcome::Failed,
+            });
+        }
+        let Some(mut decoding) = self.decoding.take() else {
+            let fed = self.parse(input, sink, room)?;
+            self.received = self.received.saturating_add(fed.consumed as u64);
+            return Ok(fed);
+        };
+        let fed = self.feed_decoded(&mut decoding, input, sink, room);
+        self.decoding = Some(decoding);
+        fed
+    }
+
+    /// `feed` for an encoded form: parses what is decoded, decoding more of `input` each
+    /// time the parser has used it all. `consumed` counts encoded bytes.
+    fn feed_decoded(
+        &mut self,
+        decoding: &mut Decoding,
+        input: &[u8],
+        sink: Sink,
+        room: &mut [MaybeUninit<u8>],
+    ) -> Result<Fed, Misuse> {
+        let mut rest = input;
+        let mut written = 0;
+        loop {
+            if !decoding.pending().is_empty() {
+                let fed = self.parse(decoding.pending(), sink, &mut room[written..])?;
+                decoding.consume(fed.consumed);
+                self.received = self.received.saturating_add(fed.consumed as u64);
+                written += fed.written;
+                // The final delimiter does not end an encoded form: its stream must end
+                // too (a checksum comes last), so the rest is decoded up to `end`.
+                let done_early = fed.outcome == Outcome::Done && !self.ended;
+                if fed.outcome != Outcome::NeedInput && !done_early {
+                    let consumed = input.len() - rest.len();
+                    return Ok(Fed {
+                        consumed: if fed.outcome == Outcome::Failed {
+                            input.len()
+                        } else {
+                            consumed
+                        },
+                        written,
+                        outcome: fed.outcome,
+                    });
+                }
+            }
+            match decoding.refill(&mut rest) {
+                Ok(0) => {
+                    // All decoded and parsed: the parser says what that means (after
+                    // `end`, the form's outcome; before it, that it needs more).
+                    let fed = self.parse(&[], sink, &mut room[written..])?;
+                    let outcome = match fed.outcome {
+                        Outcome::Done if !self.ended => Outcome::NeedInput,
+                        outcome => outcome,
+                    };
+                    return Ok(Fed {
+                        consumed: input.len(),
+                        written: written + fed.written,
+                        outcome,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => return Ok(self.refuse(input.len(), e)),
+            }
+        }
+    }
+
+    /// The body's encoding refused it: everything is released.
+    fn refuse(&mut self, consumed: usize, error: BodyError) -> Fed {
+        self.body_error = Some(error);
+        self.parser.abort();
+        self.release();
+        Fed {
+            consumed,
+            written: 0,
+            outcome: Outcome::Failed,
+        }
     }
 
     fn parse(
@@ -209,7 +307,16 @@ impl Upload {
         std::mem::replace(&mut self.arena, Block::empty())
     }
 
+    /// The body is complete. An encoded form whose stream did not end is refused here
+    /// (the next `feed` says `Failed`), before the parser can call it truncated.
     pub fn end(&mut self) -> Result<(), Misuse> {
+        self.ended = true;
+        if let Some(Err(e)) = self.decoding.as_ref().map(Decoding::finish) {
+            if self.body_error.is_none() && self.parser.error().is_none() {
+                self.refuse(0, e);
+                return Ok(());
+            }
+        }
         self.parser.end()
     }
 
@@ -226,6 +333,16 @@ impl Upload {
 
     pub fn error(&self) -> Option<&MultipartError> {
         self.parser.error()
+    }
+
+    /// Why the body's content-encoding refused it, if it did.
+    pub fn body_error(&self) -> Option<&BodyError> {
+        self.body_error.as_ref()
+    }
+
+    /// Decoded bytes so far, for an encoded form.
+    pub fn decoded(&self) -> Option<u64> {
+        self.decoding.as_ref().map(Decoding::decoded)
     }
 
     /// The bytes an allocation could not get, if one failed.
