@@ -56,10 +56,13 @@ function viaBusboy (body, type, { limits = {}, defParamCharset }) {
       addField(fields, unescapeName(name), value)
     })
     bb.on('file', (name, stream, info) => {
+      // A file part without a file name (or one that is only a path) is no file, as for
+      // multer: dropped, and not held to fileSize.
+      if (!info.filename) return stream.resume()
       if (nameTooLong(name)) codes.add('LIMIT_FIELD_KEY')
       const hash = crypto.createHash('sha256')
       let size = 0
-      const file = { fieldname: unescapeName(name), originalname: unescapeName(info.filename ?? ''), mimetype: info.mimeType, encoding: info.encoding }
+      const file = { fieldname: unescapeName(name), originalname: unescapeName(info.filename), mimetype: info.mimeType, encoding: info.encoding }
       files.push(file)
       stream.on('data', (d) => { hash.update(d); size += d.length })
       stream.on('limit', () => codes.add('LIMIT_FILE_SIZE'))

@@ -49,8 +49,22 @@ const KINDS = {
   LIMIT_FIELD_VALUE: [413, 'multipart.limit', () => 'Field value too long'],
   LIMIT_FIELD_COUNT: [413, 'multipart.limit', () => 'Too many fields'],
   LIMIT_HEADER_PAIRS: [413, 'multipart.limit', () => 'Too many header pairs'],
-  LIMIT_HEADER_SIZE: [413, 'multipart.limit', () => 'Part header too large']
+  LIMIT_HEADER_SIZE: [413, 'multipart.limit', () => 'Part header too large'],
+  // multer's other codes: what a form's names and files break (400), and a file stream
+  // destroyed before its storage engine read it (500).
+  LIMIT_UNEXPECTED_FILE: [400, 'multipart.field', () => 'Unexpected file field'],
+  MISSING_FIELD_NAME: [400, 'multipart.field', () => 'Field name missing'],
+  LIMIT_FIELD_NESTING: [400, 'multipart.field', () => 'Field name nesting too deep'],
+  LIMIT_FIELD_ARRAY_INDEX: [400, 'multipart.field', () => 'Field name array index too large'],
+  INVALID_FIELD_NAME: [400, 'multipart.field', () => 'Invalid field name'],
+  STREAM_DESTROYED: [500, 'multipart.storage', () => 'File stream was destroyed']
 }
+
+// The codes multer's MulterError has: errors with these are MulterErrors (a BodyError
+// with multer's name, `field` and `filename`), from both multipart APIs.
+const MULTER_CODES = new Set(['LIMIT_PART_COUNT', 'LIMIT_FILE_SIZE', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_KEY',
+  'LIMIT_FIELD_VALUE', 'LIMIT_FIELD_COUNT', 'LIMIT_UNEXPECTED_FILE', 'MISSING_FIELD_NAME', 'LIMIT_FIELD_NESTING',
+  'LIMIT_FIELD_ARRAY_INDEX', 'INVALID_FIELD_NAME', 'STREAM_DESTROYED'])
 
 // The `reason` of an encoding.invalid error (src/core/error.rs Invalid).
 const REASONS = {
@@ -85,13 +99,35 @@ function orUndefined (length) {
 }
 
 /**
- * A multipart body's error from the native fields `{ code, reason?, max? }`
- * (multipartCreate / multipartError): `limit` is a broken limit's value as the native
- * parser applied it (an inclusive maximum), `field` the part's name when known.
+ * multer's MulterError (its code, message, `field` and `filename`), as a BodyError: with
+ * an HTTP status (multer sets none, so Express answers 500; a client's mistake is a 4xx)
+ * and a stable `type`. `new MulterError(code, field, filename)` as in multer.
  */
-function multipartError (fields, field) {
-  const extra = { reason: fields.reason, limit: fields.max, field }
-  return bodyError(fields.code, extra)
+class MulterError extends BodyError {
+  constructor (code, field, filename) {
+    const kind = KINDS[code]
+    super(kind ? kind[2]({}) : `Unknown error: ${code}`, { status: kind ? kind[0] : 500, type: kind ? kind[1] : 'multipart.error', code })
+    this.name = 'MulterError'
+    if (field) this.field = field
+    if (filename) this.filename = filename
+  }
+}
+
+/**
+ * A multipart body's error: `fields` as the native side gives them (`{ code, reason?,
+ * max? }`, or a body error's fields for an encoded form), plus `field` and `filename`
+ * (the part's names, when known). multer's codes give a MulterError; `limit` is a broken
+ * limit's value (an inclusive maximum).
+ */
+function multipartError (fields, field, filename) {
+  const code = fields.code
+  if (!MULTER_CODES.has(code)) {
+    if (code.startsWith('ERR_BODY_')) return bodyError(code, fields)
+    return bodyError(code, { reason: fields.reason, limit: fields.max, field })
+  }
+  const err = new MulterError(code, field, filename)
+  if (fields.max !== undefined) err.limit = fields.max
+  return err
 }
 
 /** A call the accumulator's state does not allow: the program's mistake, not the client's. */
@@ -101,4 +137,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }
+module.exports = { BodyError, MulterError, KINDS, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }

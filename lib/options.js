@@ -96,6 +96,42 @@ function isIdentity (encoding) {
   return encoding === null || encoding === '' || encoding === 'identity'
 }
 
+/**
+ * Throws a TypeError for the first key of `options` that is not in `known`, naming the
+ * closest known one: a misspelt option (`limt`) would otherwise be silently ignored.
+ */
+function checkNames (options, known, what) {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue
+    const near = closest(key, known)
+    throw new TypeError(`uws-body: unknown ${what} ${JSON.stringify(key)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; known: ${known.join(', ')}`)
+  }
+}
+
+/** The known name nearest `name` by edit distance, if it is near enough to be a typo. */
+function closest (name, known) {
+  let best = null
+  let bestDistance = Infinity
+  const lower = name.toLowerCase()
+  for (const k of known) {
+    const d = distance(lower, k.toLowerCase())
+    if (d < bestDistance) { best = k; bestDistance = d }
+  }
+  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : null
+}
+
+function distance (a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    row = next
+  }
+  return row[b.length]
+}
+
 function describe (value) {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
 }
@@ -111,5 +147,6 @@ module.exports = {
   parseContentEncoding,
   parseInflate,
   isIdentity,
+  checkNames,
   describe
 }

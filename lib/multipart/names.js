@@ -1,6 +1,9 @@
 'use strict'
-// What readMultipart and multipart() both do to the names and values the native parser
-// hands over: names come as latin1 strings (one char per byte as sent), busboy's way.
+// What both multipart APIs do to the names the native parser hands over: names come as
+// latin1 strings (one char per byte as sent), busboy's way, and are read in the charset
+// the application said (defParamCharset); `filename*` comes decoded already.
+const { Buffer } = require('node:buffer')
+const { describe } = require('../options')
 
 /** busboy's basename: what follows the last / or \, and '' for . and .. */
 function basename (name) {
@@ -20,6 +23,31 @@ function basename (name) {
 const ESCAPED = /%0A|%0D|%22/gi
 const unescapeName = (s) => s.indexOf('%') === -1 ? s : s.replace(ESCAPED, (m) => m[2] === 'A' || m[2] === 'a' ? '\n' : m[2] === '2' ? '"' : '\r')
 
+const LATIN1 = new Set(['latin1', 'iso-8859-1', 'iso8859-1', 'binary', 'ascii', 'us-ascii'])
+const UTF8 = new Set(['utf8', 'utf-8'])
+const identity = (s) => s
+const utf8 = (s) => Buffer.from(s, 'latin1').toString('utf8')
+
+/**
+ * The function that reads a name sent as a plain parameter (a latin1 string of its bytes)
+ * in `charset` (defParamCharset: default latin1, as busboy). Any charset TextDecoder
+ * knows; another is a TypeError when the options are read.
+ */
+function paramDecoder (charset) {
+  if (charset === undefined || charset === null) return identity
+  if (typeof charset !== 'string') throw new TypeError(`uws-body: defParamCharset must be a string, got ${describe(charset)}`)
+  const c = charset.toLowerCase()
+  if (LATIN1.has(c)) return identity
+  if (UTF8.has(c)) return utf8
+  let decoder
+  try {
+    decoder = new TextDecoder(c)
+  } catch {
+    throw new TypeError(`uws-body: defParamCharset: unknown charset ${JSON.stringify(charset)}`)
+  }
+  return (s) => decoder.decode(Buffer.from(s, 'latin1'))
+}
+
 /** A field in a charset the native side does not decode: TextDecoder's, else UTF-8 (busboy). */
 function decodeField (buffer, charset) {
   try {
@@ -29,4 +57,16 @@ function decodeField (buffer, charset) {
   }
 }
 
-module.exports = { basename, unescapeName, decodeField }
+/** `[` groups in a field's name (multer's fieldNestingDepth counts them so). */
+const nestingOf = (name) => name.split('[').length - 1
+
+/** Whether a `[n]` index in `name` (a well-formed nested name) is over `limit` (multer's rule). */
+function exceedsArrayIndex (name, limit) {
+  if (!/^[^[]+(?:\[[^\]]+\])*(?:\[\])?$/.test(name)) return false
+  const pattern = /\[(\d+)\]/g
+  let m
+  while ((m = pattern.exec(name)) !== null) if (Number(m[1]) > limit) return true
+  return false
+}
+
+module.exports = { basename, unescapeName, paramDecoder, decodeField, nestingOf, exceedsArrayIndex }

@@ -1,14 +1,19 @@
 'use strict'
-// multer's two storage engines, with its API and results. Both are ordinary storage
-// engines (`_handleFile(req, file, cb)`, `_removeFile(req, file, cb)`) that any
-// multer-style code may call; multipart() also knows MemoryStorage, and puts its files
-// straight into the request's shared arena instead of going through `file.stream`.
+// The storage engines of both multipart APIs. All have multer's interface:
+//   _handleFile(req, file, cb)   read `file.stream`, call back with what to add to the
+//                                file (`{ path, size }`, ...) or with an error
+//   _removeFile(req, file, cb)   undo it, for a request that failed
+// so multer's own engines, multer-s3 and the like work in their place. The engine
+// (./engine.js) puts MemoryStorage's files straight into the request's one native block
+// (an arena) instead of going through `file.stream`, unless its methods were replaced.
 const { Buffer } = require('node:buffer')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { pipeline } = require('node:stream')
+const { MulterError } = require('../errors')
+const { checkNames, describe } = require('../options')
 
 class MemoryStorage {
   _handleFile (req, file, cb) {
@@ -16,6 +21,8 @@ class MemoryStorage {
     file.stream.on('data', (piece) => pieces.push(piece))
     file.stream.on('error', cb)
     file.stream.on('end', () => {
+      // A second copy, paid only when this engine is called through file.stream: the
+      // engine's own path puts the file in the arena, one copy.
       const buffer = Buffer.concat(pieces)
       cb(null, { buffer, size: buffer.length })
     })
@@ -25,6 +32,13 @@ class MemoryStorage {
     delete file.buffer
     cb(null)
   }
+}
+
+/** True for a MemoryStorage whose methods are its own: its files may go to the arena. */
+function isArenaStorage (storage) {
+  return storage instanceof MemoryStorage &&
+    storage._handleFile === MemoryStorage.prototype._handleFile &&
+    storage._removeFile === MemoryStorage.prototype._removeFile
 }
 
 /** multer's default file name: 16 random bytes in hex, no extension. */
@@ -39,40 +53,70 @@ function tmpdir (req, file, cb) {
 // Write streams of files being written, so a removal waits for the descriptor to close.
 const writing = new WeakMap()
 
+const DISK_OPTIONS = ['destination', 'filename']
+
+/**
+ * multer's disk storage: `destination` (a directory, created with the storage, or a
+ * function that calls back with one) and `filename` (a function; default 32 random hex
+ * digits, and then the file is created new: `wx`). Whatever the application's callbacks
+ * throw or pass, at once or later, becomes the file's error, never an exception out of
+ * a callback of theirs.
+ */
 class DiskStorage {
   constructor (options) {
-    const o = options || {}
+    const o = options === undefined || options === null ? {} : options
+    if (typeof o !== 'object') throw new TypeError(`uws-body: diskStorage(options) takes an object, got ${describe(o)}`)
+    checkNames(o, DISK_OPTIONS, 'diskStorage option')
+    if (o.filename !== undefined && typeof o.filename !== 'function') throw new TypeError('uws-body: diskStorage filename must be a function')
     this.getFilename = o.filename || randomName
+    this.exclusive = o.filename === undefined
     if (typeof o.destination === 'string') {
       // As multer: a fixed destination is created when the storage is.
       fs.mkdirSync(o.destination, { recursive: true })
       const destination = o.destination
       this.getDestination = (req, file, cb) => cb(null, destination)
+    } else if (o.destination === undefined) {
+      this.getDestination = tmpdir
+    } else if (typeof o.destination === 'function') {
+      this.getDestination = o.destination
     } else {
-      this.getDestination = o.destination || tmpdir
+      throw new TypeError(`uws-body: diskStorage destination must be a directory or a function, got ${describe(o.destination)}`)
     }
   }
 
   _handleFile (req, file, cb) {
-    this.getDestination(req, file, (err, destination) => {
-      if (err) return cb(err)
-      this.getFilename(req, file, (err, filename) => {
-        if (err) return cb(err)
-        const finalPath = path.join(destination, filename)
-        if (file.stream.destroyed) {
-          const { MulterError } = require('./multer')
-          return cb(new MulterError('STREAM_DESTROYED'))
-        }
-        const out = fs.createWriteStream(finalPath)
-        file.path = finalPath
-        writing.set(file, out)
-        out.once('close', () => writing.delete(file))
-        pipeline(file.stream, out, (err) => {
-          if (err) return cb(err)
-          cb(null, { destination, filename, path: finalPath, size: out.bytesWritten })
-        })
+    const done = once(cb)
+    // A continuation handed to the application's callback: whatever it throws (fs's
+    // ERR_INVALID_ARG_VALUE for a name with a NUL, say) is this file's error.
+    const guard = (fn) => (...args) => {
+      try {
+        fn(...args)
+      } catch (err) {
+        done(err)
+      }
+    }
+    const write = guard((destination, filename) => {
+      if (typeof filename !== 'string' || filename === '') throw new TypeError(`uws-body: diskStorage filename callback gave ${describe(filename)}, not a file name`)
+      if (file.stream.destroyed) return done(new MulterError('STREAM_DESTROYED'))
+      const finalPath = path.join(destination, filename)
+      const out = fs.createWriteStream(finalPath, { flags: this.exclusive ? 'wx' : 'w' })
+      // Set before a byte is written: a request that fails removes what is there.
+      file.path = finalPath
+      writing.set(file, out)
+      out.once('close', () => writing.delete(file))
+      pipeline(file.stream, out, (err) => {
+        if (err) return done(err)
+        done(null, { destination, filename, path: finalPath, size: out.bytesWritten })
       })
     })
+    call(done, () => this.getDestination(req, file, guard((err, destination) => {
+      if (err) return done(err)
+      if (typeof destination !== 'string' || destination === '') throw new TypeError(`uws-body: diskStorage destination callback gave ${describe(destination)}, not a directory`)
+      call(done, () => this.getFilename(req, file, guard((err, filename) => {
+        if (err) return done(err)
+        write(destination, filename)
+      })))
+    })))
   }
 
   _removeFile (req, file, cb) {
@@ -80,12 +124,14 @@ class DiskStorage {
     delete file.destination
     delete file.filename
     delete file.path
+    // Never created (the open failed) is removed already.
+    const unlink = () => fs.unlink(at, (err) => cb(err && err.code !== 'ENOENT' ? err : null))
     const out = writing.get(file)
-    if (!out || out.closed) return fs.unlink(at, cb)
+    if (!out || out.closed) return unlink()
     const released = () => {
       out.removeListener('close', released)
       out.removeListener('error', released)
-      fs.unlink(at, cb)
+      unlink()
     }
     out.once('close', released)
     out.once('error', released)
@@ -93,7 +139,56 @@ class DiskStorage {
   }
 }
 
+/**
+ * readMultipart's `(file) => Writable`: each file's bytes are piped into the stream the
+ * function returns, and the file is stored when it finishes. A stream that errors, or
+ * closes before it finished (destroy() without an error: Node then emits only 'close'),
+ * is the request's error (ERR_STREAM_PREMATURE_CLOSE); a failed request destroys it.
+ */
+class WritableStorage {
+  constructor (handler) {
+    this.handler = handler
+  }
+
+  _handleFile (req, file, cb) {
+    const done = once(cb)
+    let w
+    try {
+      w = this.handler({ fieldname: file.fieldname, originalname: file.originalname, encoding: file.encoding, mimetype: file.mimetype })
+    } catch (err) {
+      return done(err)
+    }
+    if (w === null || typeof w !== 'object' || typeof w.write !== 'function' || typeof w.end !== 'function' || typeof w.on !== 'function') {
+      return done(new TypeError(`uws-body: the storage function must return a Writable, got ${describe(w)}`))
+    }
+    pipeline(file.stream, w, (err) => done(err || null, {}))
+  }
+
+  _removeFile (req, file, cb) {
+    // The caller's stream is the caller's: a failed request destroyed it with its error.
+    cb(null)
+  }
+}
+
+/** Calls `run`; what it throws goes to `done`. */
+function call (done, run) {
+  try {
+    run()
+  } catch (err) {
+    done(err)
+  }
+}
+
+function once (cb) {
+  let called = false
+  return (err, info) => {
+    if (called) return
+    called = true
+    cb(err, info)
+  }
+}
+
 const memoryStorage = () => new MemoryStorage()
 const diskStorage = (options) => new DiskStorage(options)
 
-module.exports = { MemoryStorage, DiskStorage, memoryStorage, diskStorage }
+module.exports = { MemoryStorage, DiskStorage, WritableStorage, memoryStorage, diskStorage, isArenaStorage }

@@ -1,8 +1,7 @@
 'use strict'
 // Drives the native multipart parser (src/node/multipart.rs) over a body's chunks and
-// tells a consumer what it finds. Everything readMultipart and multipart() share:
-// the consumer decides, for each part, where its data goes, and each byte is copied once
-// into that place:
+// tells its consumer (the engine, ./engine.js) what it finds. The consumer decides, for
+// each part, where its data goes, and each byte is copied once into that place:
 //   SKIP   nowhere;
 //   FIELD  a string, given at the part's end (decoded natively: no Buffer between);
 //   ARENA  a file kept in memory: the body's arena files share one native block, given
@@ -41,16 +40,18 @@ const EMPTY = new ArrayBuffer(0)
 
 /**
  * consumer: {
- *   part(head) -> SKIP | FIELD | ARENA | STREAM   a part begins; head: { name, filename,
+ *   part(head) -> SKIP | FIELD | ARENA | STREAM | PENDING
+ *                                                 a part begins; head: { name, filename,
  *                                                 filenameUtf8, mimeType, charset, encoding,
  *                                                 isFile } (src/node/multipart.rs head_array)
  *   field(value)                                  a FIELD part's value (string or Buffer)
- *   data(buffer)                                  bytes of a STREAM part
+ *   data(buffer)                                  bytes of a STREAM or PENDING part
  *   partEnd(range)                                any part ends; range: [start, end) in
  *                                                 the arena for an ARENA part, else null
  *   done(arena)                                   the body is complete: arena is a Buffer
  *                                                 holding every ARENA file, or null
- *   fail(fields)                                  refused: `{ code, reason?, max? }`
+ *   fail(fields)                                  refused: `{ code, reason?, max? }`, or
+ *                                                 a body error's fields (encoded forms)
  * }
  * Exactly one of done() and fail() is called, once; nothing after it.
  */
@@ -61,11 +62,15 @@ class MultipartUpload {
    *   headerPairs, headerSize], inclusive maxima (Infinity: none)
    * @param {number} preallocate the arena's first capacity when the length is known
    * @param {number} expected the body's declared length, or -1
+   * @param {string | null} contentEncoding the request's content-encoding: the form is
+   *   parsed from the decoded bytes (gzip, deflate, br, zstd, or two of them)
+   * @param {number} decodedLimit the most bytes an encoded form may decode to
    * @returns {MultipartUpload | object} the upload, or the error fields when the
-   *   content-type is not multipart/form-data with a usable boundary
+   *   content-type is not multipart/form-data with a usable boundary, or the encoding
+   *   is not one the native side decodes
    */
-  static create (contentType, limits, preallocate, expected, consumer) {
-    const handle = native.multipartCreate(String(contentType), ...limits, preallocate, expected)
+  static create (contentType, limits, preallocate, expected, contentEncoding, decodedLimit, consumer) {
+    const handle = native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit)
     if (typeof handle.code === 'string') return handle
     return new MultipartUpload(handle, consumer)
   }

@@ -1,0 +1,635 @@
+'use strict'
+// The multipart engine behind readMultipart (bare uWS) and multipart() (multer's API):
+// one request's form, from its bytes to its fields and stored files, or to one error
+// with everything it stored removed. The adapters (./read.js, ./multer.js) only wire the
+// source of the bytes and shape the result.
+//
+// Where each file's bytes go, chosen per part (./upload.js drives the native parser):
+// - memory storage whose file filter answers before it returns: ARENA, copied once into
+//   the request's one shared native block; file.buffer is a view of it;
+// - any other storage engine: STREAM, a Readable `file.stream` fed the parser's Buffers
+//   (each byte copied once, from uWS) and read by the engine's `_handleFile`; at most
+//   STORING_MAX files are with their engine at once, the others wait their turn;
+// - a filter that answers later: PENDING, the Buffers held until it answers, then handed
+//   on as above. As in multer, such a file is held to fileSize only if the filter accepts
+//   it: past fileSize its bytes are dropped, and an acceptance then is LIMIT_FILE_SIZE.
+// Backpressure: while a file's stream (or an undecided file's held Buffers) holds more
+// than highWaterMark, the source is paused; bytes the source still delivers after that
+// (uWS 20.57 hands over the socket's whole kernel queue) are kept and counted, and the
+// source resumes only once every such file is back under its mark.
+//
+// Failure is one path: the first error wins; the parser stops (its memory freed), files
+// still flowing end with the error, and once every file handed to a storage engine has
+// called back, each file it stored, or began to write (it has a `path`), is removed
+// through `_removeFile`; then the adapter is told, with `storageErrors`. Whatever the
+// application's callbacks (fileFilter, a storage engine) throw, or pass to their
+// callbacks, is that request's error. Once the form is complete the engine lets go of
+// everything it held, so a client trickling an epilogue pins nothing.
+const { Buffer } = require('node:buffer')
+const { Readable } = require('node:stream')
+const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
+const { isArenaStorage } = require('./storage')
+const { nativeLimits } = require('./limits')
+const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
+const errors = require('../errors')
+const { startTimer } = require('../timeout')
+
+// Files with their storage engine at once: each disk file is an open descriptor, each
+// object-store file a connection; a form of 50 000 tiny files must not open them all.
+// A few in flight hide the latency of each engine's round trips (50 000 one-byte files
+// to disk: 37 s one at a time here, 13 s eight at a time).
+const STORING_MAX = 8
+const KIB = 1024
+const MIB = 1024 * KIB
+// The arena's first allocation: the declared length up to this. Above it the arena grows
+// as data arrives, so a client that declares a huge body and sends none pins this much.
+const DEFAULT_MAX_PREALLOCATED = 16 * MIB
+
+/**
+ * options: {
+ *   contentType, contentLength (a number, -1 unknown), contentEncoding (string | null),
+ *   limits (./limits.js parseLimits), limit (bytes of the body as sent, and decoded),
+ *   fieldsMax (total characters of all fields), timeout (ms, 0 none),
+ *   decodeParam (./names.js paramDecoder), preservePath,
+ *   storage (an engine), fileFilter ((file, cb) => void, or null), req (for the engine),
+ *   highWaterMark, maxPreallocated
+ * }
+ * adapter: {
+ *   field(name, value) -> an Error to fail with, or undefined
+ *   fileBegin(file) -> a token for the file      fileStored(token, file)    fileDropped(token)
+ *   done()    fail(err)        (exactly one of them, once)
+ * }
+ * source: { pause(), resume() }, given to start().
+ */
+class MultipartEngine {
+  constructor (options, adapter) {
+    this.options = options
+    this.adapter = adapter
+    this.storage = options.storage
+    this.arena = isArenaStorage(options.storage)
+    this.limits = options.limits
+    this.req = options.req
+    this.source = null
+    this.upload = null
+    this.received = 0
+    this.fieldChars = 0
+    this.current = null // the part being read: a FieldState or a FileState
+    this.parts = 0
+    this.readFinished = false
+    this.pending = 0 // files not yet stored or dropped
+    this.storing = 0 // files with their engine now
+    this.waiting = [] // files waiting for a turn with their engine
+    this.touched = [] // files an engine stored or began to write: removed on failure
+    this.arenaFiles = []
+    this.flowing = new Set() // files whose data still flows (their stream, their pieces)
+    this.holds = 0 // reasons the source is paused
+    this.failed = null
+    this.cleaning = false
+    this.finished = false
+    this.clearTimer = null
+    this.depth = 0 // calls into the application under way (guarded)
+    this.outcome = null // the end, told to the adapter once they returned
+  }
+
+  /**
+   * Begins reading: refuses up front what can be refused (an error, given to the adapter,
+   * which then only has to drain the body), else returns true.
+   */
+  start (source) {
+    this.source = source
+    const o = this.options
+    const expected = o.contentLength
+    if (expected > o.limit) return this.refuse(errors.tooLarge(o.limit, expected, 0))
+    const encoded = o.contentEncoding !== null
+    const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated ?? DEFAULT_MAX_PREALLOCATED) : 0
+    const decodedLimit = o.limit === Infinity ? Number.MAX_SAFE_INTEGER : o.limit
+    const upload = MultipartUpload.create(String(o.contentType), nativeLimits(this.limits), preallocate,
+      encoded ? -1 : expected, o.contentEncoding, decodedLimit, this)
+    if (!(upload instanceof MultipartUpload)) return this.refuse(errors.multipartError(upload))
+    this.upload = upload
+    this.clearTimer = startTimer(o.timeout, () => this.fail(errors.timedOut(o.timeout, this.received)))
+    return true
+  }
+
+  refuse (err) {
+    this.finished = true
+    this.letGo()
+    return err
+  }
+
+  /** One chunk of the body as it arrived (uWS's ArrayBuffer or a stream's Buffer). */
+  write (chunk, isLast) {
+    if (this.upload === null) return
+    this.received += chunk.byteLength
+    if (this.received > this.options.limit) return this.fail(errors.tooLarge(this.options.limit, this.options.contentLength, this.received))
+    this.guarded(() => {
+      this.upload.write(chunk)
+      if (isLast && this.upload !== null) this.upload.end()
+    })
+    if (isLast && !this.readFinished && this.failed === null) {
+      // end() settles every well-formed or malformed body; this is only a safety net.
+      this.fail(errors.multipartError({ code: 'ERR_MULTIPART_TRUNCATED', reason: 'body' }))
+    }
+  }
+
+  /**
+   * Runs `run`, what it throws failing the request (a consumer callback: fileFilter, a
+   * storage engine, or a bad argument). The adapter hears of the end only after it, so
+   * an exception thrown by what the adapter calls (Express's next) is not taken for
+   * the request's: it surfaces to whoever called in.
+   */
+  guarded (run) {
+    this.depth++
+    try {
+      run()
+    } catch (err) {
+      this.fail(err)
+    } finally {
+      this.depth--
+    }
+    if (this.depth === 0 && this.outcome !== null) this.deliver()
+  }
+
+  /** The source went away before the end (a client abort). */
+  abort () {
+    if (this.finished) return
+    this.fail(errors.aborted(this.options.contentLength, this.received))
+  }
+
+  // ---- MultipartUpload's consumer ----
+
+  part (head) {
+    this.current = null
+    if (this.failed !== null) return SKIP
+    if (!head.isFile) {
+      // A field without a name is refused at its end, as multer does (so a limit its
+      // value breaks meanwhile is the error): its value is not kept.
+      this.current = new FieldState(head)
+      return head.name === null ? SKIP : FIELD
+    }
+    return this.filePart(head)
+  }
+
+  field (value) {
+    const state = this.current
+    this.current = null
+    if (this.failed !== null) return
+    const head = state.head
+    if (head.name === null) return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
+    const limits = this.limits
+    // A name's length as sent: its bytes (the native side gives them one char each).
+    if (head.name.length > limits.fieldNameSize) return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_KEY', max: limits.fieldNameSize }))
+    const name = unescapeName(this.options.decodeParam(head.name))
+    if (nestingOf(name) > limits.fieldNestingDepth) return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_NESTING', max: limits.fieldNestingDepth }, name))
+    if (limits.fieldArrayIndexLimit !== Infinity && exceedsArrayIndex(name, limits.fieldArrayIndexLimit)) {
+      return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_ARRAY_INDEX', max: limits.fieldArrayIndexLimit }, name))
+    }
+    if (typeof value !== 'string') value = decodeField(value, head.charset)
+    this.fieldChars += value.length
+    if (this.fieldChars > this.options.fieldsMax) {
+      return this.fail(errors.tooLarge(this.options.fieldsMax, this.options.contentLength, this.received))
+    }
+    const refused = this.adapter.field(name, value)
+    if (refused) this.fail(refused)
+  }
+
+  filePart (head) {
+    if (head.name === null) {
+      this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
+      return SKIP
+    }
+    const fieldname = unescapeName(this.options.decodeParam(head.name))
+    let filename = head.filename
+    // A file without a name (an empty file input: browsers send `filename=""`) is no
+    // file, as for multer; it still counted towards `files` and `parts`.
+    if (filename === null) return SKIP
+    if (!head.filenameUtf8) filename = this.options.decodeParam(filename)
+    if (!this.options.preservePath) filename = basename(filename)
+    if (filename === '') return SKIP
+    const originalname = unescapeName(filename)
+    if (head.name.length > this.limits.fieldNameSize) {
+      this.fail(errors.multipartError({ code: 'LIMIT_FIELD_KEY', max: this.limits.fieldNameSize }))
+      return SKIP
+    }
+    const state = new FileState({ fieldname, originalname, encoding: head.encoding, mimetype: head.mimeType })
+    state.token = this.adapter.fileBegin(state.file)
+    this.current = state
+    this.pending++
+    let sync = true
+    this.filter(state.file, this.later((err, include) => {
+      if (state.decided) return
+      state.decided = true
+      if (sync) {
+        state.accepted = !err && Boolean(include) && this.failed === null
+        if (!state.accepted) this.dropFile(state)
+        if (err) this.fail(err)
+        return
+      }
+      this.decided(state, err, include)
+    }))
+    sync = false
+    if (!state.decided) {
+      this.flowing.add(state)
+      return PENDING
+    }
+    if (!state.accepted) return SKIP
+    if (this.arena) {
+      // Complete when the body is (done()): not a write to wait for.
+      this.pending--
+      return ARENA
+    }
+    this.toEngine(state)
+    return STREAM
+  }
+
+  /** The application's filter; what it throws is its answer. */
+  filter (file, cb) {
+    const user = this.options.fileFilter
+    if (user === null) return cb(null, true)
+    try {
+      user(file, cb)
+    } catch (err) {
+      cb(err)
+    }
+  }
+
+  /** A storage engine's or filter's callback, called later: guarded as write() is. */
+  later (fn) {
+    return (...args) => this.guarded(() => fn(...args))
+  }
+
+  /** The filter answered after its part began: the held data goes where it says. */
+  decided (state, err, include) {
+    if (this.failed !== null || this.finished) {
+      this.unhold(state)
+      return this.settleOne(state)
+    }
+    if (err) {
+      this.unhold(state)
+      this.dropFile(state)
+      return this.fail(err)
+    }
+    const reading = this.current === state && !state.ended
+    if (!include) {
+      this.unhold(state)
+      this.dropFile(state)
+      if (reading) this.upload.setSink(SKIP)
+      return this.maybeDone()
+    }
+    if (state.over) {
+      this.unhold(state)
+      this.dropFile(state)
+      return this.fail(errors.multipartError({ code: 'LIMIT_FILE_SIZE', max: this.limits.fileSize }, state.file.fieldname, state.file.originalname))
+    }
+    state.accepted = true
+    this.release(state)
+    // From now on the parser holds the file to fileSize (its bytes so far count).
+    if (reading) this.upload.setSink(STREAM)
+    if (this.arena) {
+      if (state.ended) this.storeHeld(state)
+      return
+    }
+    this.toEngine(state)
+  }
+
+  data (buffer) {
+    const state = this.current
+    if (state === null || state.isField) return
+    state.size += buffer.length
+    if (state.stream !== null) {
+      if (!state.stream.push(buffer)) this.hold(state)
+      return
+    }
+    if (!state.decided) {
+      if (state.over) return
+      if (state.size > this.limits.fileSize) {
+        // Refused if accepted, dropped if not: nothing of it needs keeping.
+        state.over = true
+        state.pieces = []
+        state.held = 0
+        this.release(state)
+        this.upload.setSink(SKIP)
+        return
+      }
+    }
+    if (!state.decided || (state.accepted && this.arena)) {
+      state.pieces.push(buffer)
+      state.held += buffer.length
+      // Memory storage keeps the whole file anyway; only an undecided one pauses.
+      if (!state.decided && state.held > this.options.highWaterMark) this.hold(state)
+    }
+  }
+
+  partEnd (range) {
+    const state = this.current
+    this.current = null
+    if (state !== null && state.isField && state.head.name === null) {
+      return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
+    }
+    if (state !== null && !state.isField) {
+      state.ended = true
+      if (range !== null) {
+        state.range = range
+        this.arenaFiles.push(state)
+      } else if (state.stream !== null) {
+        state.stream.push(null)
+      } else if (state.decided && state.accepted && this.arena) {
+        this.storeHeld(state)
+      }
+    }
+    if (this.failed === null && ++this.parts > this.limits.parts) {
+      this.fail(errors.multipartError({ code: 'LIMIT_PART_COUNT', max: this.limits.parts }))
+    }
+  }
+
+  done (arena) {
+    this.readFinished = true
+    this.upload = null
+    for (const state of this.arenaFiles) {
+      const [start, end] = state.range
+      const buffer = arena === null ? Buffer.alloc(0) : arena.subarray(start, end)
+      this.adapter.fileStored(state.token, { ...state.file, buffer, size: end - start })
+    }
+    this.arenaFiles = []
+    // The body may go on (an epilogue): the source reads and drops it.
+    this.releaseAll()
+    this.maybeDone()
+  }
+
+  // The native parser refused the body: `fields` are its error's.
+  fail (fields) {
+    const err = fields instanceof Error ? fields : this.nativeError(fields)
+    if (this.failed !== null || this.finished) return
+    this.failed = err
+    if (this.upload !== null) {
+      this.upload.abort()
+      this.upload = null
+    }
+    this.arenaFiles = []
+    for (const state of this.waiting) this.settleWaiting(state)
+    this.waiting = []
+    for (const state of [...this.flowing]) {
+      if (state.stream !== null && state.started) {
+        // Its engine's write fails and it calls back (then what it wrote is removed).
+        state.stream.destroy(err)
+      } else {
+        this.unhold(state)
+        this.flowing.delete(state)
+        if (!state.decided) continue // counted down when the filter answers
+        this.settleOne(state)
+      }
+    }
+    this.releaseAll()
+    this.maybeCleanup()
+  }
+
+  /** The native error's fields as an error naming the part it broke in, when known. */
+  nativeError (fields) {
+    const state = this.current
+    if (state === null) return errors.multipartError(fields)
+    if (state.isField) {
+      const name = state.head.name === null ? undefined : unescapeName(this.options.decodeParam(state.head.name))
+      return errors.multipartError(fields, name)
+    }
+    return errors.multipartError(fields, state.file.fieldname, fields.code === 'LIMIT_FILE_SIZE' ? state.file.originalname : undefined)
+  }
+
+  // ---- files ----
+
+  /** Memory storage after a late answer: the held pieces become the file. */
+  storeHeld (state) {
+    // The pieces were held while the filter had not answered, when it was not yet known
+    // whether the bytes would be kept: joining them is a second copy, paid only on this
+    // path (an answer given at once puts the file in the arena, one copy).
+    const buffer = state.pieces.length === 1 ? state.pieces[0] : Buffer.concat(state.pieces, state.held)
+    state.pieces = []
+    state.held = 0
+    this.flowing.delete(state)
+    this.adapter.fileStored(state.token, { ...state.file, buffer, size: buffer.length })
+    this.pending--
+    this.maybeDone()
+  }
+
+  /** The file's data flows into `file.stream`; its engine reads it when its turn comes. */
+  toEngine (state) {
+    const stream = new Readable({
+      highWaterMark: this.options.highWaterMark,
+      read: () => this.release(state)
+    })
+    state.stream = stream
+    // A stream ended with the request's error before its engine listens for one.
+    stream.on('error', () => {})
+    this.flowing.add(state)
+    Object.defineProperty(state.file, 'stream', { configurable: true, enumerable: false, value: stream })
+    for (const piece of state.pieces) if (!stream.push(piece)) this.hold(state)
+    state.pieces = []
+    state.held = 0
+    if (state.ended) stream.push(null)
+    if (this.storing < STORING_MAX) this.store(state)
+    else this.waiting.push(state)
+  }
+
+  /** Hands the file to its engine. */
+  store (state) {
+    this.storing++
+    state.started = true
+    let called = false
+    const onStored = this.later((err, info) => {
+      if (called) return
+      called = true
+      this.storing--
+      this.flowing.delete(state)
+      this.release(state)
+      const file = state.file
+      this.pending--
+      if (err) {
+        this.adapter.fileDropped(state.token)
+        // What a failing engine began to write is on disk in part (multer's rule: a
+        // file with a path is removed).
+        if (file.path) this.touched.push(file)
+        if (this.failed === null) this.fail(err)
+        else this.maybeCleanup()
+      } else {
+        const stored = { ...file, ...info }
+        if (stored.size === undefined) stored.size = state.size
+        this.touched.push(stored)
+        this.adapter.fileStored(state.token, stored)
+        if (this.failed !== null) this.maybeCleanup()
+        else this.maybeDone()
+      }
+      this.nextTurn()
+    })
+    const storage = this.storage
+    this.guarded(() => {
+      try {
+        storage._handleFile(this.req, state.file, onStored)
+      } catch (err) {
+        onStored(err)
+      }
+    })
+  }
+
+  nextTurn () {
+    if (this.failed !== null || this.finished) return
+    while (this.storing < STORING_MAX && this.waiting.length > 0) this.store(this.waiting.shift())
+  }
+
+  /** A file that never reached its engine, at a failure. */
+  settleWaiting (state) {
+    this.unhold(state)
+    this.flowing.delete(state)
+    this.adapter.fileDropped(state.token)
+    this.pending--
+  }
+
+  dropFile (state) {
+    this.adapter.fileDropped(state.token)
+    this.pending--
+  }
+
+  unhold (state) {
+    state.pieces = []
+    state.held = 0
+    this.flowing.delete(state)
+    this.release(state)
+  }
+
+  settleOne (state) {
+    this.adapter.fileDropped(state.token)
+    this.pending--
+    this.maybeCleanup()
+  }
+
+  // ---- backpressure ----
+
+  hold (state) {
+    if (state.holding || this.finished) return
+    state.holding = true
+    if (this.holds++ === 0) this.source.pause()
+  }
+
+  release (state) {
+    if (!state.holding) return
+    state.holding = false
+    if (--this.holds === 0 && !this.finished) this.source.resume()
+  }
+
+  releaseAll () {
+    for (const state of this.flowing) state.holding = false
+    if (this.holds !== 0) {
+      this.holds = 0
+      this.source.resume()
+    }
+  }
+
+  // ---- the end ----
+
+  maybeDone () {
+    if (this.failed !== null) return this.maybeCleanup()
+    if (this.readFinished && this.pending === 0 && !this.finished) this.finish(null)
+  }
+
+  maybeCleanup () {
+    if (this.failed === null || this.finished || this.cleaning || this.pending > 0) return
+    this.cleaning = true
+    const err = this.failed
+    const files = this.touched
+    this.touched = []
+    const storageErrors = []
+    const removeNext = (i) => {
+      if (i === files.length) {
+        err.storageErrors = storageErrors
+        return this.finish(err)
+      }
+      const file = files[i]
+      let called = false
+      const after = (removeErr) => {
+        if (called) return
+        called = true
+        if (removeErr) {
+          removeErr.file = file
+          removeErr.field = file.fieldname
+          storageErrors.push(removeErr)
+        }
+        setImmediate(removeNext, i + 1)
+      }
+      try {
+        this.storage._removeFile(this.req, file, after)
+      } catch (removeErr) {
+        after(removeErr)
+      }
+    }
+    removeNext(0)
+  }
+
+  finish (err) {
+    if (this.finished) return
+    this.finished = true
+    this.outcome = { adapter: this.adapter, err }
+    this.letGo()
+    if (this.depth === 0) this.deliver()
+  }
+
+  deliver () {
+    const { adapter, err } = this.outcome
+    this.outcome = null
+    if (err) adapter.fail(err)
+    else adapter.done()
+  }
+
+  /** Lets go of everything: the source may keep calling write() and abort(). */
+  letGo () {
+    if (this.clearTimer !== null) {
+      this.clearTimer()
+      this.clearTimer = null
+    }
+    if (this.upload !== null) {
+      this.upload.abort()
+      this.upload = null
+    }
+    if (this.holds !== 0 && this.source !== null) {
+      this.holds = 0
+      this.source.resume()
+    }
+    this.adapter = NO_ADAPTER
+    this.storage = null
+    this.req = null
+    this.options = { limit: Infinity, contentLength: -1 }
+    this.current = null
+    this.waiting = []
+    this.touched = []
+    this.arenaFiles = []
+    this.flowing.clear()
+  }
+}
+
+const noop = () => {}
+const NO_ADAPTER = { field: noop, fileBegin: noop, fileStored: noop, fileDropped: noop, done: noop, fail: noop }
+
+class FieldState {
+  constructor (head) {
+    this.isField = true
+    this.head = head
+  }
+}
+
+class FileState {
+  constructor (file) {
+    this.isField = false
+    this.file = file
+    this.token = null
+    this.decided = false // the filter answered
+    this.accepted = false
+    this.ended = false // the part's data is complete
+    this.pieces = [] // data held until the answer (or, memory storage, until the end)
+    this.held = 0
+    this.size = 0 // bytes of the part so far
+    this.over = false // more than fileSize of them before the answer
+    this.stream = null
+    this.started = false // handed to its engine
+    this.holding = false
+    this.range = null
+  }
+}
+
+module.exports = { MultipartEngine, STORING_MAX }
