@@ -39,6 +39,11 @@ const { startTimer } = require('../timeout')
 // A few in flight hide the latency of each engine's round trips (50 000 one-byte files
 // to disk: 37 s one at a time here, 13 s eight at a time).
 const STORING_MAX = 8
+// After a failure, how long the engine waits for storage engines to call back (each is
+// told through its destroyed file.stream) before the error goes out without them: an
+// engine that never calls back must not hold the request's answer forever. A file such
+// an engine stores later is removed as soon as it says so.
+const STORAGE_GRACE = 5000
 const KIB = 1024
 const MIB = 1024 * KIB
 // The arena's first allocation: the declared length up to this. Above it the arena grows
@@ -87,6 +92,7 @@ class MultipartEngine {
     this.cleaning = false
     this.finished = false
     this.clearTimer = null
+    this.grace = null // the wait for storage engines after a failure
     this.depth = 0 // calls into the application under way (guarded)
     this.outcome = null // the end, told to the adapter once they returned
   }
@@ -380,6 +386,14 @@ class MultipartEngine {
       }
     }
     this.releaseAll()
+    if (this.pending > 0) {
+      this.grace = setTimeout(() => {
+        this.grace = null
+        this.pending = 0
+        this.maybeCleanup()
+      }, STORAGE_GRACE)
+      this.grace.unref()
+    }
     this.maybeCleanup()
   }
 
@@ -441,17 +455,23 @@ class MultipartEngine {
       this.flowing.delete(state)
       this.release(state)
       const file = state.file
-      this.pending--
+      // (Zero already when the grace after a failure ran out.)
+      if (this.pending > 0) this.pending--
       if (err) {
         this.adapter.fileDropped(state.token)
         // What a failing engine began to write is on disk in part (multer's rule: a
         // file with a path is removed).
-        if (file.path) this.touched.push(file)
+        if (file.path && this.cleaning) this.removeLate(storage, req, file)
+        else if (file.path) this.touched.push(file)
         if (this.failed === null) this.fail(err)
         else this.maybeCleanup()
       } else {
         const stored = { ...file, ...info }
         if (stored.size === undefined) stored.size = state.size
+        if (this.cleaning) {
+          // Stored after the failure's removals began (past the grace, say): removed now.
+          return this.removeLate(storage, req, stored)
+        }
         this.touched.push(stored)
         this.adapter.fileStored(state.token, stored)
         if (this.failed !== null) this.maybeCleanup()
@@ -459,14 +479,20 @@ class MultipartEngine {
       }
       this.nextTurn()
     })
-    const storage = this.storage
+    const { storage, req } = this
     this.guarded(() => {
       try {
-        storage._handleFile(this.req, state.file, onStored)
+        storage._handleFile(req, state.file, onStored)
       } catch (err) {
         onStored(err)
       }
     })
+  }
+
+  removeLate (storage, req, file) {
+    try {
+      storage._removeFile(req, file, () => {})
+    } catch {}
   }
 
   nextTurn () {
@@ -516,7 +542,7 @@ class MultipartEngine {
 
   releaseAll () {
     for (const state of this.flowing) state.holding = false
-    if (this.holds !== 0) {
+    if (this.holds !== 0 && this.source !== null) {
       this.holds = 0
       this.source.resume()
     }
@@ -583,6 +609,10 @@ class MultipartEngine {
       this.clearTimer()
       this.clearTimer = null
     }
+    if (this.grace !== null) {
+      clearTimeout(this.grace)
+      this.grace = null
+    }
     if (this.upload !== null) {
       this.upload.abort()
       this.upload = null
@@ -591,6 +621,8 @@ class MultipartEngine {
       this.holds = 0
       this.source.resume()
     }
+    // The source's controls may hold the request (and so req.files) alive.
+    this.source = null
     this.adapter = NO_ADAPTER
     this.storage = null
     this.req = null
