@@ -371,13 +371,21 @@ class MultipartEngine {
       this.upload.abort()
       this.upload = null
     }
+    // Memory files whose data was all there stay described, as multer leaves them (their
+    // bytes go with the arena); the one being read when it failed is dropped.
+    for (const state of this.arenaFiles) this.adapter.fileStored(state.token, { ...state.file, size: state.range[1] - state.range[0] })
     this.arenaFiles = []
+    const current = this.current
+    if (current !== null && !current.isField && this.arena && current.accepted && current.stream === null && !current.ended && !this.flowing.has(current)) {
+      this.adapter.fileDropped(current.token)
+    }
     for (const state of this.waiting) this.settleWaiting(state)
     this.waiting = []
     for (const state of [...this.flowing]) {
       if (state.stream !== null && state.started) {
-        // Its engine's write fails and it calls back (then what it wrote is removed).
-        state.stream.destroy(err)
+        // A file still arriving will not be whole: its engine's write fails and it calls
+        // back. One whose data is all there is let finish, as multer does, and removed.
+        if (!state.ended) state.stream.destroy(err)
       } else {
         this.unhold(state)
         this.flowing.delete(state)

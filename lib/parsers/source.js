@@ -185,10 +185,16 @@ function readChunks (source, req, res, handlers) {
     const socket = res && res.socket
     if (socket && typeof socket.once === 'function') socket.once('close', handlers.abort)
   }
+  let ended = false
   req.on('data', (chunk) => handlers.chunk(chunk, false))
-  req.on('end', () => handlers.chunk(EMPTY, true))
+  req.on('end', () => {
+    ended = true
+    handlers.chunk(EMPTY, true)
+  })
   req.on('error', handlers.abort)
-  if (source === NODE_STREAM) req.on('close', () => { if (!req.complete) handlers.abort() })
+  // A body whose end arrived is complete, whether or not the stream is an IncomingMessage
+  // (a PassThrough in its place has no `complete`).
+  if (source === NODE_STREAM) req.on('close', () => { if (!ended && !req.complete) handlers.abort() })
   return {
     pause () { req.pause() },
     resume () { req.resume() }
