@@ -70,6 +70,8 @@ export type BodyErrorType =
   | 'multipart.header'
   | 'multipart.truncated'
   | 'multipart.limit'
+  | 'multipart.field'
+  | 'multipart.storage'
 
 export type BodyErrorCode =
   | 'ERR_BODY_TOO_LARGE'
@@ -87,7 +89,7 @@ export type BodyErrorCode =
   | 'ERR_MULTIPART_BOUNDARY'
   | 'ERR_MULTIPART_HEADER'
   | 'ERR_MULTIPART_TRUNCATED'
-  | MultipartLimitCode
+  | MulterErrorCode
   | 'LIMIT_HEADER_PAIRS'
   | 'LIMIT_HEADER_SIZE'
 
@@ -100,21 +102,23 @@ export type MultipartLimitCode =
   | 'LIMIT_FIELD_VALUE'
   | 'LIMIT_FIELD_COUNT'
 
-/**
- * What the client did wrong, with the status to answer. Shaped like raw-body's errors.
- * uws-body makes them (they reject readBody/readText, fill BodyAccumulator's `error`, reach
- * the parsers' `next`); there is no public constructor. Test for one with `instanceof`.
- */
+/** Why a multipart body is malformed (`reason` of multipart.boundary, .header, .truncated). */
 export type MultipartReason =
   | 'missing' | 'too long' | 'character' | 'malformed'
   | 'syntax' | 'folding' | 'no disposition' | 'disposition'
   | 'preamble' | 'headers' | 'body' | 'delimiter'
 
+/**
+ * What the client did wrong, with the status to answer. Shaped like raw-body's errors.
+ * uws-body makes them (they reject readBody/readText, fill BodyAccumulator's `error`, reach
+ * the parsers' `next`); there is no public constructor. Test for one with `instanceof`.
+ * docs/errors.md lists every code.
+ */
 export class BodyError extends Error {
-  private constructor()
-  name: 'BodyError'
-  status: 400 | 408 | 413 | 415 | 503
-  statusCode: 400 | 408 | 413 | 415 | 503
+  protected constructor()
+  name: 'BodyError' | 'MulterError'
+  status: 400 | 408 | 413 | 415 | 500 | 503
+  statusCode: 400 | 408 | 413 | 415 | 500 | 503
   type: BodyErrorType
   code: BodyErrorCode
   expose: true
@@ -137,6 +141,8 @@ export class BodyError extends Error {
   reason?: 'corrupt' | 'truncated' | 'trailing' | MultipartReason
   /** The name of the part a multipart limit was broken in, when known. */
   field?: string
+  /** The client's name of the file a multipart error is about, when known. */
+  filename?: string
   /** The refused charset (charset.unsupported), lower-cased. */
   charset?: string
   /** The deadline that passed, in ms (request.timeout). */
@@ -301,10 +307,11 @@ export function text(options?: TextOptions): BodyParserMiddleware
 export function urlencoded(options?: UrlencodedOptions): BodyParserMiddleware
 
 /**
- * multipart/form-data limits, with busboy's names. Each is the most allowed, inclusive
- * (multer 2.5's meaning): `fileSize: 10` accepts a file of 10 bytes and refuses one of 11
+ * multipart/form-data limits, with busboy's and multer's names, the same for readMultipart
+ * and multipart(). Each is a non-negative integer or Infinity, the most allowed, inclusive
+ * (multer 2's meaning): `fileSize: 10` accepts a file of 10 bytes and refuses one of 11
  * with 413 LIMIT_FILE_SIZE (busboy itself trips fileSize, fieldSize and parts on reaching
- * the value: pass value - 1 for its exact behaviour).
+ * the value: pass value - 1 for its exact behaviour). An unknown name is a TypeError.
  */
 export interface MultipartLimits {
   /** Bytes of a part's name, as sent. Default none. */
@@ -323,6 +330,10 @@ export interface MultipartLimits {
   headerPairs?: number
   /** Bytes of one part's header block. Default 16384. */
   headerSize?: number
+  /** Deepest `a[b][c]` nesting of a field name (400 LIMIT_FIELD_NESTING). Default none. */
+  fieldNestingDepth?: number
+  /** Largest `[n]` index in a field name (400 LIMIT_FIELD_ARRAY_INDEX). Default none. */
+  fieldArrayIndexLimit?: number
 }
 
 /** What a file part says about itself (the storage function gets this). */
@@ -348,6 +359,9 @@ export interface MultipartMemoryFile extends MultipartFile {
 
 /** A file written to disk: a new file in `dest`, named by 32 random hex digits. */
 export interface MultipartDiskFile extends MultipartFile {
+  /** The folder, the name in it, and both joined. */
+  destination: string
+  filename: string
   path: string
 }
 
@@ -358,23 +372,30 @@ export interface MultipartResult<File extends MultipartFile = MultipartMemoryFil
   files: File[]
 }
 
-export interface ReadMultipartOptions {
-  /** Where files go: 'memory' (default), { dest } or (file) => Writable. */
-  storage?: 'memory' | { dest: string } | ((file: MultipartFileInfo) => import('node:stream').Writable)
-  limits?: MultipartLimits
+/** The options readMultipart and multipart() share, with one meaning. An unknown name is a TypeError. */
+export interface MultipartCommonOptions {
   /**
-   * Largest body, as sent (bytes or '64mb'). Default 64 MiB for memory storage, none for
-   * disk and handler storage (whose fields are then bounded by 64 MiB together).
+   * Largest body, as sent and, for a compressed form, decoded (bytes or '64mb'). Default
+   * 64 MiB for memory storage, none for the others (whose fields are then bounded by
+   * 64 MiB together).
    */
   limit?: number | string
-  /** Milliseconds for the whole body, from the call (408 after). Default 300000 for memory storage, none otherwise. */
+  /** Milliseconds for the whole body (408 after). Default 300000 for memory storage, none otherwise. */
   timeout?: number
-  /** How plain name and filename parameters are read: 'latin1' (busboy's default) or 'utf8'. */
-  defParamCharset?: 'latin1' | 'utf8' | 'utf-8'
+  /** How plain name and filename parameters are read: any charset TextDecoder knows. Default 'latin1' (busboy's). */
+  defParamCharset?: string
   /** Keep the client's whole file name, / and \ included. Default false. */
   preservePath?: boolean
-  /** Bytes waiting for the disk (or held by ended Writables) before the client is paused. Default 524288. */
+  /** Bytes one file's stream (or an undecided file's held data) may hold before the client is paused. Default 524288. */
   highWaterMark?: number
+  /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 1 MiB. */
+  maxPreallocated?: number
+}
+
+export interface ReadMultipartOptions extends MultipartCommonOptions {
+  /** Where files go: 'memory' (default), { dest } (created if missing), (file) => Writable, or any storage engine. */
+  storage?: 'memory' | { dest: string } | ((file: MultipartFileInfo) => import('node:stream').Writable) | StorageEngine
+  limits?: MultipartLimits
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
 }
@@ -387,7 +408,7 @@ export interface ReadMultipartOptions {
  * @throws {TypeError} synchronously for the program's mistakes, as readBody.
  */
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: { dest: string } }): Promise<MultipartResult<MultipartDiskFile>>
-export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: (file: MultipartFileInfo) => import('node:stream').Writable }): Promise<MultipartResult<MultipartFile>>
+export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: ((file: MultipartFileInfo) => import('node:stream').Writable) | StorageEngine }): Promise<MultipartResult<MultipartFile & Record<string, unknown>>>
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions & { storage?: 'memory' }): Promise<MultipartResult<MultipartMemoryFile>>
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions): Promise<MultipartResult<MultipartFile & { buffer?: Buffer, path?: string }>>
 
@@ -413,13 +434,6 @@ export interface MulterFile {
   stream?: import('node:stream').Readable
 }
 
-/** multer's (busboy's) limits, as multipart() takes them; each a non-negative integer or Infinity. */
-export interface MulterLimits extends Omit<MultipartLimits, 'headerSize'> {
-  /** Deepest `a[b][c]` nesting of a field name. */
-  fieldNestingDepth?: number
-  /** Largest `[n]` index in a field name. */
-  fieldArrayIndexLimit?: number
-}
 
 /** Where files go: multer's storage engine contract (multer's own engines fit). */
 export interface StorageEngine {
@@ -436,20 +450,16 @@ export interface DiskStorageOptions {
 
 export type FileFilterCallback = (error: Error | null, acceptFile?: boolean) => void
 
-export interface MultipartOptions {
-  /** Disk storage in this folder. */
+export interface MultipartOptions extends MultipartCommonOptions {
+  /** Disk storage in this folder (created with the middleware). */
   dest?: string
   /** A storage engine (default: memory, unless dest). */
   storage?: StorageEngine
-  limits?: MulterLimits | ((req: any) => MulterLimits | undefined)
+  limits?: MultipartLimits | ((req: any) => MultipartLimits | undefined)
   /** Accept (cb(null, true)), skip (cb(null, false)) or fail (cb(err)) each file; may answer later. */
   fileFilter?: (req: any, file: MulterFile, callback: FileFilterCallback) => void
-  /** Keep the client's whole path in originalname. Default false. */
-  preservePath?: boolean
-  /** How names and file names without a charset are read. Default 'latin1' (multer 2's). */
-  defParamCharset?: string
-  /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 16 MiB. */
-  maxPreallocated?: number
+  /** multer's name for highWaterMark. */
+  fileHwm?: number
 }
 
 export interface Multipart {
@@ -474,16 +484,15 @@ export type MulterErrorCode =
   | 'INVALID_FIELD_NAME'
   | 'STREAM_DESTROYED'
 
-/** multer's error (code, field, filename, message), with an HTTP status multer does not set. */
-export class MulterError extends Error {
+/**
+ * multer's error (code, field, filename, message) as a BodyError, with the HTTP status and
+ * type multer does not set: 413 for the limits, 400 for a form's names and unexpected
+ * files, 500 for STREAM_DESTROYED. Both multipart APIs give it for multer's codes.
+ */
+export class MulterError extends BodyError {
   constructor(code: MulterErrorCode, field?: string, filename?: string)
   readonly name: 'MulterError'
   code: MulterErrorCode
-  field?: string
-  filename?: string
-  /** 413 for the limits, 400 for the others (LIMIT_UNEXPECTED_FILE, MISSING_FIELD_NAME, ...). */
-  status: number
-  statusCode: number
   /** Errors removing stored files after a failure. */
   storageErrors?: Error[]
 }

@@ -60,6 +60,21 @@ const KINDS = {
   STREAM_DESTROYED: [500, 'multipart.storage', () => 'File stream was destroyed']
 }
 
+// The codes of errors that are the program's mistake or the library's, never the
+// client's: thrown at the call (TypeError, Error), or, with a 500 status, passed on.
+// code -> what it means. Not BodyErrors; listed so that every code has one home.
+const PROGRAM_ERRORS = {
+  ERR_INVALID_ARG_TYPE: 'a chunk that is not an ArrayBuffer or a view of one (TypeError)',
+  ERR_BODY_CHUNK_DETACHED: 'a chunk whose memory is gone: a detached ArrayBuffer, a view outside its buffer (TypeError)',
+  ERR_BODY_CHUNK_SHARED: 'a chunk of shared memory (SharedArrayBuffer), which another thread may write (TypeError)',
+  ERR_BODY_STATE: 'a BodyAccumulator call its state does not allow: push() or finish() after finish() or abort()',
+  ERR_BODY_GONE: "ultimate-express did not read this request's body and uWS dropped it (a parser after async middleware): 500",
+  ERR_UWS_BODY_NATIVE: 'the native addon did not load (the error lists where it looked)',
+  ERR_UWS_BODY_NAPI: 'an N-API call failed inside the addon (a Node bug or exhausted memory)',
+  ERR_UWS_BODY_INTERNAL: 'a defect in the addon, caught before it could harm the process',
+  ERR_STRING_TOO_LONG: "a body decoded to a string longer than V8's string limit"
+}
+
 // The codes multer's MulterError has: errors with these are MulterErrors (a BodyError
 // with multer's name, `field` and `filename`), from both multipart APIs.
 const MULTER_CODES = new Set(['LIMIT_PART_COUNT', 'LIMIT_FILE_SIZE', 'LIMIT_FILE_COUNT', 'LIMIT_FIELD_KEY',
@@ -137,4 +152,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, MulterError, KINDS, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }
+module.exports = { BodyError, MulterError, KINDS, PROGRAM_ERRORS, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }

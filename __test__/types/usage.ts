@@ -35,7 +35,7 @@ uWS.App().post('/upload', (res, req) => {
     (err: unknown) => {
       if (res.aborted) return
       if (err instanceof BodyError) {
-        const status: 400 | 408 | 413 | 415 | 503 = err.status
+        const status: 400 | 408 | 413 | 415 | 500 | 503 = err.status
         const type: BodyErrorType = err.type
         const code: BodyErrorCode = err.code
         res.cork(() => res.writeStatus(`${status} ${type} ${code}`).end())
@@ -109,7 +109,7 @@ uWS.App().post('/stream', (res, req) => {
   const stream = bodyStream(res, req, { limit: '1gb', inflate: true, timeout: 60_000, highWaterMark: 1 << 20, onAborted: () => {} })
   stream.on('error', (err: unknown) => {
     if (err instanceof BodyError && !res.aborted) {
-      const status: 400 | 408 | 413 | 415 | 503 = err.status
+      const status: 400 | 408 | 413 | 415 | 500 | 503 = err.status
       const timeout: number | undefined = err.timeout
       res.cork(() => res.writeStatus(`${status} ${timeout}`).end(err.type, true))
     }

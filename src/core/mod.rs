@@ -10,6 +10,8 @@ pub mod pool;
 pub mod stream;
 
 #[cfg(test)]
+mod error_table;
+#[cfg(test)]
 mod props;
 #[cfg(test)]
 mod tests;
