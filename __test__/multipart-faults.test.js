@@ -365,3 +365,62 @@ test('memory storage: once the form is complete and answered, a trickled epilogu
   await sleep(50)
   assert.equal(await bytesInUseAfterGc(), 0)
 })
+
+test('out of descriptors (EMFILE, under prlimit): 500 EMFILE, nothing left, and the next upload works', async (t) => {
+  const { spawn } = require('node:child_process')
+  const net = require('node:net')
+  const dir = path.join(root, 'emfile')
+  fs.mkdirSync(dir, { recursive: true })
+  const child = spawn(process.execPath, [path.join(__dirname, 'helpers', 'upload-server.js'), dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const ports = await new Promise((resolve, reject) => {
+      child.stdout.once('data', (d) => resolve(JSON.parse(d)))
+      child.once('exit', (code) => reject(new Error(`the server exited (${code})`)))
+    })
+    const fdsOf = () => fs.readdirSync(`/proc/${child.pid}/fd`).map(Number)
+    const limit = (soft) => execFileSync('prlimit', ['--pid', String(child.pid), `--nofile=${soft}:`], { stdio: 'pipe' })
+    const usual = execFileSync('prlimit', ['--pid', String(child.pid), '--nofile', '--output=SOFT', '--noheadings'], { encoding: 'utf8' }).trim()
+    const form = formBody([{ name: 'f', filename: 'a.bin', data: bodyOf(200 * KIB) }])
+    for (const [api, port, p] of [['readMultipart', ports.uws, '/read'], ['multipart() under ultimate-express', ports.ultimate, '/multer']]) {
+      // A kept-alive connection the server has accepted (its descriptor exists), then no
+      // descriptor left: the lowest free number is the limit.
+      const socket = net.connect(port, '127.0.0.1')
+      await new Promise((resolve) => socket.once('connect', resolve))
+      const send = (body) => new Promise((resolve) => {
+        let got = Buffer.alloc(0)
+        const onData = (d) => {
+          got = Buffer.concat([got, d])
+          const head = got.indexOf('\r\n\r\n')
+          const length = /content-length: (\d+)/i.exec(got.subarray(0, head).toString())
+          if (head >= 0 && length && got.length >= head + 4 + Number(length[1])) {
+            socket.off('data', onData)
+            resolve({ status: Number(got.toString().split(' ')[1]), body: got.subarray(head + 4).toString() })
+          }
+        }
+        socket.on('data', onData)
+        socket.write(`POST ${p} HTTP/1.1\r\nHost: x\r\ncontent-type: ${contentType()}\r\ncontent-length: ${body.length}\r\n\r\n`)
+        socket.write(body)
+      })
+      assert.equal((await send(form)).status, 200, `${api}: before`)
+      for (const f of fs.readdirSync(dir)) fs.unlinkSync(path.join(dir, f))
+      const open = new Set(fdsOf())
+      let free = 0
+      while (open.has(free)) free++
+      limit(free)
+      let r
+      try {
+        r = await send(form)
+      } finally {
+        limit(usual)
+      }
+      assert.equal(r.status, 500, `${api}: ${r.body}`)
+      assert.equal(JSON.parse(r.body).code, 'EMFILE', api)
+      assert.deepEqual(fs.readdirSync(dir), [], `${api}: nothing left`)
+      assert.equal((await send(form)).status, 200, `${api}: the next upload`)
+      for (const f of fs.readdirSync(dir)) fs.unlinkSync(path.join(dir, f))
+      socket.destroy()
+    }
+  } finally {
+    child.kill()
+  }
+})

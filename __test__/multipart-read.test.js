@@ -13,6 +13,7 @@ const { Writable } = require('node:stream')
 const { AsyncLocalStorage } = require('node:async_hooks')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
+const { readAfterPause, drainsAfterPause } = require('./helpers/uws-build')
 const { startServer } = require('./helpers/server')
 const { formBody, contentType, trickyBytes } = require('./helpers/multipart')
 const { random } = require('./helpers/random')
@@ -361,10 +362,12 @@ test('a slow Writable pauses the client: bytes in flight stay bounded, and the f
   for (const chunked of [false, true]) {
     const r = await send(formBody(parts), { storage: 'slow', chunked, chunkSize: 65536 })
     sameForm(r, parts, 'slow')
-    assert.ok(r.seen.paused >= 10, `paused ${r.seen.paused}`)
+    // Fewer, larger pauses where uWS drains the socket's queue after pause().
+    assert.ok(r.seen.paused >= (drainsAfterPause ? 2 : 10), `paused ${r.seen.paused}`)
     assert.ok(r.seen.resumed >= r.seen.paused, `resumed ${r.seen.resumed}`)
-    // The Writable's 64 KiB mark, plus what uWS had read when the client was paused.
-    assert.ok(r.seen.maxInFlight <= 64 * KIB + 1024 * KIB, `in flight ${r.seen.maxInFlight}`)
+    // The Writable's 64 KiB mark and the file stream's, plus what uWS hands over after
+    // pause() on this build.
+    assert.ok(r.seen.maxInFlight <= 64 * KIB + 512 * KIB + readAfterPause, `in flight ${r.seen.maxInFlight}`)
   }
   // Disk: paused whenever more than highWaterMark waits for the disk.
   const r = await send(formBody(parts), { storage: 'disk', opts: { highWaterMark: 0 } })
