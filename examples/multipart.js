@@ -12,10 +12,15 @@ const { readMultipart } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
 
-/** Answers a refusal with its status, and closes: the rest of the body is not wanted. */
+/**
+ * Answers a refusal with its status and code, and closes: the rest of the body is not
+ * wanted. The message only when the error says a client may see it (a BodyError's is
+ * about the request; a disk error's names server paths).
+ */
 function refuse (res, err) {
   if (res.aborted) return // client gone: res must not be touched
-  res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.code}: ${err.message}\n`, true))
+  const message = err.expose ? `: ${err.message}` : ''
+  res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.code}${message}\n`, true))
 }
 
 uWS.App().post('/avatar', (res, req) => {
