@@ -15,7 +15,8 @@ const app = uWS.App().post('/read', (res, req) => {
     if (!res.aborted) res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(JSON.stringify({ code: err.code })))
   })
 })
-const ue = ultimateExpress()
+// No file-serving worker thread: it would load its files while descriptors are taken away.
+const ue = ultimateExpress({ threads: 0 })
 ue.post('/multer', multipart({ dest }).any(), (req, res) => res.json({ files: req.files.length }))
 ue.use((err, req, res, next) => res.status(err.status || 500).json({ code: err.code }))
 app.listen('127.0.0.1', 0, (token) => {

@@ -401,10 +401,9 @@ pub unsafe extern "C" fn multipart_abort(env: Env, info: sys::napi_callback_info
     }
 }
 
-/// multipartError(upload) -> null | `{ code, reason?, max? }` | `{ code:
-/// 'ERR_BODY_OUT_OF_MEMORY' }` when memory for a field or the arena could not be had |
-/// a body error's fields (`ERR_BODY_ENCODING_INVALID`, `ERR_BODY_TOO_LARGE` for an
-/// encoded form: body.rs's form).
+/// multipartError(upload) -> null | `{ code, reason?, max? }` | a body error's fields
+/// (body.rs's form): `ERR_BODY_OUT_OF_MEMORY` when memory for a field or the arena could
+/// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -414,11 +413,6 @@ pub unsafe extern "C" fn multipart_error(env: Env, info: sys::napi_callback_info
         callback(env, || {
             let [handle] = args::<1>(env, info)?;
             let upload = upload(env, handle, "multipartError")?;
-            if upload.out_of_memory().is_some() {
-                let o = object(env)?;
-                set(env, o, "code", string(env, "ERR_BODY_OUT_OF_MEMORY")?)?;
-                return Ok(o);
-            }
             if let Some(e) = upload.body_error() {
                 return body_error_object(env, e);
             }

@@ -44,7 +44,7 @@ pub enum Outcome {
     NeedInput,
     /// The final delimiter was seen.
     Done,
-    /// Refused: `error()`, or `out_of_memory()`.
+    /// Refused: `error()`, or `body_error()`.
     Failed,
 }
 
@@ -69,11 +69,10 @@ pub struct Upload {
     expected: Option<u64>,
     /// Bytes of the body consumed by earlier calls.
     received: u64,
-    /// Bytes an allocation could not get, once one failed: the body is refused.
-    out_of_memory: Option<usize>,
     /// For a content-encoded form: its decoder, the form being parsed from its output.
     decoding: Option<Decoding>,
-    /// Why the body's encoding refused it (corrupt, truncated, decoded past the limit).
+    /// Why the body was refused other than as a form: its encoding (corrupt, truncated,
+    /// decoded past the limit), or an allocation that failed.
     body_error: Option<BodyError>,
     /// `end` was called: the body is complete.
     ended: bool,
@@ -92,7 +91,6 @@ impl Upload {
             // A length no allocation could hold is no guide to the arena's size.
             expected: expected.filter(|&e| e <= isize::MAX as u64),
             received: 0,
-            out_of_memory: None,
             decoding: None,
             body_error: None,
             ended: false,
@@ -218,7 +216,7 @@ impl Upload {
             written,
             outcome,
         };
-        if self.out_of_memory.is_some() {
+        if self.body_error.is_some() {
             return Ok(fed(input.len(), 0, Outcome::Failed));
         }
         // A skipped part keeps nothing: its size limit would only refuse what nobody keeps.
@@ -281,15 +279,10 @@ impl Upload {
         }
     }
 
+    /// An allocation could not get `bytes`: the body is refused.
     fn fail(&mut self, consumed: usize, bytes: usize) -> Fed {
-        self.out_of_memory = Some(bytes);
-        self.parser.abort();
-        self.release();
-        Fed {
-            consumed,
-            written: 0,
-            outcome: Outcome::Failed,
-        }
+        let requested = bytes as u64;
+        self.refuse(consumed, BodyError::OutOfMemory { requested })
     }
 
     /// The value of the field that just ended, handed over.
@@ -335,7 +328,7 @@ impl Upload {
         self.parser.error()
     }
 
-    /// Why the body's content-encoding refused it, if it did.
+    /// Why the body was refused other than as a form (see the field), if it was.
     pub fn body_error(&self) -> Option<&BodyError> {
         self.body_error.as_ref()
     }
@@ -343,11 +336,6 @@ impl Upload {
     /// Decoded bytes so far, for an encoded form.
     pub fn decoded(&self) -> Option<u64> {
         self.decoding.as_ref().map(Decoding::decoded)
-    }
-
-    /// The bytes an allocation could not get, if one failed.
-    pub fn out_of_memory(&self) -> Option<usize> {
-        self.out_of_memory
     }
 }
 
