@@ -8,9 +8,15 @@
 
 use std::mem::MaybeUninit;
 
+use std::io::Write;
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
+use uws_body::core::decode::Decoder;
+use uws_body::core::encoding::Coding;
 use uws_body::core::multipart::{
-    Boundary, Event, Limits, Multipart, Outcome, Piece, Sink, Step, Upload, MAX_BOUNDARY,
+    Boundary, Decoding, Event, Limits, Multipart, Outcome, Piece, Sink, Step, Upload, MAX_BOUNDARY,
 };
 
 const BOUNDARIES: [&str; 6] = [
@@ -201,16 +207,8 @@ fn sink_for(index: usize) -> Sink {
     [Sink::Field, Sink::Arena, Sink::Room, Sink::Skip][index % 4]
 }
 
-/// `body` in chunks of `step` bytes through an `Upload` with a room of `max` bytes.
-fn routed(
-    boundary: &Boundary,
-    limits: &Limits,
-    body: &[u8],
-    step: usize,
-    max: usize,
-    expected: Option<u64>,
-) -> Routed {
-    let mut upload = Upload::new(Multipart::new(boundary, limits.clone()), 64, expected);
+/// `body` in chunks of `step` bytes through `upload` with a room of `max` bytes.
+fn routed(mut upload: Upload, body: &[u8], step: usize, max: usize) -> Routed {
     let mut r = Routed {
         fields: Vec::new(),
         arena: Vec::new(),
@@ -256,7 +254,11 @@ fn routed(
             Outcome::Failed => {
                 assert_eq!(upload.arena_len(), 0, "arena kept after a failure");
                 assert_eq!(upload.parser().held(), 0, "memory kept after a failure");
-                r.end = Err(upload.error().map_or("memory", |e| e.code()));
+                r.end = Err(upload
+                    .error()
+                    .map(|e| e.code())
+                    .or(upload.body_error().map(|e| e.code()))
+                    .unwrap_or("none"));
                 return r;
             }
         }
@@ -318,7 +320,27 @@ fuzz_target!(|data: &[u8]| {
         2 => Some(u64::from(h[7])), // a declared length the body does not keep
         _ => Some(u64::MAX),
     };
-    let r = routed(&boundary, &limits, body, step, max, expected);
+    let parser = || Multipart::new(&boundary, limits.clone());
+    let r = routed(Upload::new(parser(), 64, expected), body, step, max);
+    if h[6] & 4 != 0 {
+        // The same form gzipped: decoding is transparent, whatever the cutting.
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(body).unwrap();
+        let gz = e.finish().unwrap();
+        let decoding = Decoding::new(Decoder::new(&[Coding::Gzip]).unwrap(), u64::MAX);
+        let decoded = routed(
+            Upload::with_decoding(parser(), 64, decoding),
+            &gz,
+            step,
+            max,
+        );
+        assert!(
+            decoded == r,
+            "a gzipped form routes differently: {:?} / {:?}",
+            decoded.end,
+            r.end
+        );
+    }
     // A skipped part is held to no size limit (nobody keeps its bytes): only a size
     // limit may end the body differently.
     let size_limit =
