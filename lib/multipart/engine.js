@@ -84,6 +84,7 @@ class MultipartEngine {
     this.pending = 0 // files not yet stored or dropped
     this.storing = 0 // files with their engine now
     this.waiting = [] // files waiting for a turn with their engine
+    this.queue = { holding: false } // holds the source while files wait
     this.touched = [] // files an engine stored or began to write: removed on failure
     this.arenaFiles = []
     this.flowing = new Set() // files whose data still flows (their stream, their pieces)
@@ -381,6 +382,7 @@ class MultipartEngine {
     }
     for (const state of this.waiting) this.settleWaiting(state)
     this.waiting = []
+    this.release(this.queue)
     for (const state of [...this.flowing]) {
       if (state.stream !== null && state.started) {
         // A file still arriving will not be whole: its engine's write fails and it calls
@@ -447,8 +449,11 @@ class MultipartEngine {
     state.pieces = []
     state.held = 0
     if (state.ended) stream.push(null)
-    if (this.storing < STORING_MAX) this.store(state)
-    else this.waiting.push(state)
+    if (this.storing < STORING_MAX) return this.store(state)
+    // A file waits its turn: the client waits too, so a form of many small files cannot
+    // queue them all in memory (only what uWS still hands over after the pause).
+    this.waiting.push(state)
+    this.hold(this.queue)
   }
 
   /** Hands the file to its engine. */
@@ -506,6 +511,7 @@ class MultipartEngine {
   nextTurn () {
     if (this.failed !== null || this.finished) return
     while (this.storing < STORING_MAX && this.waiting.length > 0) this.store(this.waiting.shift())
+    if (this.waiting.length === 0) this.release(this.queue)
   }
 
   /** A file that never reached its engine, at a failure. */
@@ -550,6 +556,7 @@ class MultipartEngine {
 
   releaseAll () {
     for (const state of this.flowing) state.holding = false
+    this.queue.holding = false
     if (this.holds !== 0 && this.source !== null) {
       this.holds = 0
       this.source.resume()
