@@ -1,8 +1,8 @@
 'use strict'
-// The types agree with the README and reject misuse: tsc --noEmit --strict over
-// __test__/types (usage.ts: every export as README uses it, plus @ts-expect-error lines
-// for misuse; esm.mts: the ESM entry) and over every js/ts code block of README.md,
-// extracted here on each run so that README and this test cannot drift apart.
+// The types agree with the documentation and reject misuse: tsc --noEmit --strict over
+// __test__/types (usage.ts: every export as the docs use it, plus @ts-expect-error lines
+// for misuse; esm.mts: the ESM entry) and over every js/ts code block of README.md and
+// docs/*.md, extracted here on each run so that they and this test cannot drift apart.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -14,15 +14,19 @@ const TYPES = path.join(__dirname, 'types')
 const EXTENSIONS = { js: '.js', javascript: '.js', cjs: '.cjs', mjs: '.mjs', ts: '.ts', typescript: '.ts', mts: '.mts' }
 const FENCE = /^```([a-z]*)[^\n]*\n([\s\S]*?)^```[ \t]*$/gm
 
-/** README's code blocks that are JavaScript or TypeScript, with the README line each starts on. */
+const DOCUMENTS = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+
+/** The documents' code blocks that are JavaScript or TypeScript, with the line each starts on. */
 function readmeBlocks () {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
   const blocks = []
-  for (const match of readme.matchAll(FENCE)) {
-    const ext = EXTENSIONS[match[1]]
-    if (ext === undefined) continue
-    const line = readme.slice(0, match.index).split('\n').length + 1
-    blocks.push({ ext, line, code: match[2] })
+  for (const file of DOCUMENTS) {
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+    for (const match of text.matchAll(FENCE)) {
+      const ext = EXTENSIONS[match[1]]
+      if (ext === undefined) continue
+      const line = text.slice(0, match.index).split('\n').length + 1
+      blocks.push({ file, ext, line, code: match[2] })
+    }
   }
   return blocks
 }
@@ -36,21 +40,21 @@ function tsc (project) {
   })
 }
 
-test('README\'s js blocks exist and are all found', () => {
+test('the documents\' js blocks exist and are all found', () => {
   const blocks = readmeBlocks()
   assert.ok(blocks.length >= 3, `only ${blocks.length} blocks found`)
   assert.ok(blocks.some((b) => b.code.includes('BodyAccumulator(')), 'the BodyAccumulator snippet')
   assert.ok(blocks.some((b) => b.code.includes('ultimate-express')), 'the ultimate-express snippet')
 })
 
-test('tsc --strict: usage.ts, esm.mts and every README code block type-check', async () => {
+test('tsc --strict: usage.ts, esm.mts and every code block of the documents type-check', async () => {
   // A directory inside the package, so that 'uws-body' resolves to this package itself
   // (through package.json "exports", as it does for users). Git ignores it.
   const dir = fs.mkdtempSync(path.join(TYPES, '.readme-'))
   try {
     const blocks = readmeBlocks()
     const files = blocks.map((block, i) => {
-      const name = `readme-${i}-line-${block.line}${block.ext}`
+      const name = `readme-${i}-${block.file.replace(/\W/g, '_')}-line-${block.line}${block.ext}`
       fs.writeFileSync(path.join(dir, name), block.code)
       return name
     })
@@ -60,7 +64,7 @@ test('tsc --strict: usage.ts, esm.mts and every README code block type-check', a
     }))
     const { code, output } = await tsc(dir)
     // readme-<i>-line-<n>.js(3,5): error … names README line n + 3 - 1.
-    const readable = output.replace(/\S*readme-\d+-line-(\d+)\.\w+\((\d+),(\d+)\)/g, (_, start, line, col) => `README.md:${Number(start) + Number(line) - 1}:${col}`)
+    const readable = output.replace(/\S*readme-\d+-(\w+)-line-(\d+)\.\w+\((\d+),(\d+)\)/g, (_, file, start, line, col) => `${file.replace(/_md$/, '.md').replace(/^docs_/, 'docs/')}:${Number(start) + Number(line) - 1}:${col}`)
     assert.equal(code, 0, readable)
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
