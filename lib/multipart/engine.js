@@ -51,13 +51,15 @@ const MIB = 1024 * KIB
 const DEFAULT_MAX_PREALLOCATED = 16 * MIB
 
 /**
- * options: {
- *   contentType, contentLength (a number, -1 unknown), contentEncoding (string | null),
- *   limits (./limits.js parseLimits), limit (bytes of the body as sent, and decoded),
- *   fieldsMax (total characters of all fields), timeout (ms, 0 none),
- *   decodeParam (./names.js paramDecoder), preservePath,
- *   storage (an engine), fileFilter ((file, cb) => void, or null), req (for the engine),
+ * options (./options.js commonOptions, shared by the requests of one configuration): {
+ *   limit (bytes of the body as sent, and decoded), fieldsMax (total characters of all
+ *   fields), timeout (ms, 0 none), decodeParam (./names.js paramDecoder), preservePath,
  *   highWaterMark, maxPreallocated
+ * }
+ * request: {
+ *   contentType, contentLength (a number, -1 unknown), contentEncoding (string | null),
+ *   limits (./limits.js parseLimits), storage (an engine), fileFilter ((file, cb) => void,
+ *   or null), req (for the engine)
  * }
  * adapter: {
  *   field(name, value) -> an Error to fail with, or undefined
@@ -67,13 +69,17 @@ const DEFAULT_MAX_PREALLOCATED = 16 * MIB
  * source: { pause(), resume() }, given to start().
  */
 class MultipartEngine {
-  constructor (options, adapter) {
+  constructor (options, request, adapter) {
     this.options = options
     this.adapter = adapter
-    this.storage = options.storage
-    this.arena = isArenaStorage(options.storage)
-    this.limits = options.limits
-    this.req = options.req
+    this.contentType = request.contentType
+    this.contentLength = request.contentLength
+    this.contentEncoding = request.contentEncoding
+    this.fileFilter = request.fileFilter
+    this.storage = request.storage
+    this.arena = isArenaStorage(request.storage)
+    this.limits = request.limits
+    this.req = request.req
     this.source = null
     this.upload = null
     this.received = 0
@@ -87,7 +93,7 @@ class MultipartEngine {
     this.queue = { holding: false } // holds the source while files wait
     this.touched = [] // files an engine stored or began to write: removed on failure
     this.arenaFiles = []
-    this.flowing = new Set() // files whose data still flows (their stream, their pieces)
+    this.flowing = NOT_FLOWING // files whose data still flows (their stream, their pieces)
     this.holds = 0 // reasons the source is paused
     this.failed = null
     this.cleaning = false
@@ -105,13 +111,13 @@ class MultipartEngine {
   start (source) {
     this.source = source
     const o = this.options
-    const expected = o.contentLength
+    const expected = this.contentLength
     if (expected > o.limit) return this.refuse(errors.tooLarge(o.limit, expected, 0))
-    const encoded = o.contentEncoding !== null
+    const encoded = this.contentEncoding !== null
     const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated ?? DEFAULT_MAX_PREALLOCATED) : 0
     const decodedLimit = o.limit === Infinity ? Number.MAX_SAFE_INTEGER : o.limit
-    const upload = MultipartUpload.create(String(o.contentType), nativeLimits(this.limits), preallocate,
-      encoded ? -1 : expected, o.contentEncoding, decodedLimit, this)
+    const upload = MultipartUpload.create(String(this.contentType), nativeLimits(this.limits), preallocate,
+      encoded ? -1 : expected, this.contentEncoding, decodedLimit, this)
     if (!(upload instanceof MultipartUpload)) return this.refuse(errors.multipartError(upload))
     this.upload = upload
     this.clearTimer = startTimer(o.timeout, () => this.fail(errors.timedOut(o.timeout, this.received)))
@@ -128,7 +134,7 @@ class MultipartEngine {
   write (chunk, isLast) {
     if (this.upload === null) return
     this.received += chunk.byteLength
-    if (this.received > this.options.limit) return this.fail(errors.tooLarge(this.options.limit, this.options.contentLength, this.received))
+    if (this.received > this.options.limit) return this.fail(errors.tooLarge(this.options.limit, this.contentLength, this.received))
     this.guarded(() => {
       this.upload.write(chunk)
       if (isLast && this.upload !== null) this.upload.end()
@@ -160,7 +166,7 @@ class MultipartEngine {
   /** The source went away before the end (a client abort). */
   abort () {
     if (this.finished) return
-    this.fail(errors.aborted(this.options.contentLength, this.received))
+    this.fail(errors.aborted(this.contentLength, this.received))
   }
 
   // ---- MultipartUpload's consumer ----
@@ -194,7 +200,7 @@ class MultipartEngine {
     if (typeof value !== 'string') value = decodeField(value, head.charset)
     this.fieldChars += value.length
     if (this.fieldChars > this.options.fieldsMax) {
-      return this.fail(errors.tooLarge(this.options.fieldsMax, this.options.contentLength, this.received))
+      return this.fail(errors.tooLarge(this.options.fieldsMax, this.contentLength, this.received))
     }
     const refused = this.adapter.field(name, value)
     if (refused) this.fail(refused)
@@ -222,6 +228,12 @@ class MultipartEngine {
     state.token = this.adapter.fileBegin(state.file)
     this.current = state
     this.pending++
+    if (this.fileFilter === null) {
+      // Every file is taken: decided now, with no callback to make per file.
+      state.decided = true
+      state.accepted = true
+      return this.accepted(state)
+    }
     let sync = true
     this.filter(state.file, this.later((err, include) => {
       if (state.decided) return
@@ -236,10 +248,15 @@ class MultipartEngine {
     }))
     sync = false
     if (!state.decided) {
-      this.flowing.add(state)
+      this.flow(state)
       return PENDING
     }
     if (!state.accepted) return SKIP
+    return this.accepted(state)
+  }
+
+  /** Where a file accepted as its part begins goes. */
+  accepted (state) {
     if (this.arena) {
       // Complete when the body is (done()): not a write to wait for.
       this.pending--
@@ -251,8 +268,7 @@ class MultipartEngine {
 
   /** The application's filter; what it throws is its answer. */
   filter (file, cb) {
-    const user = this.options.fileFilter
-    if (user === null) return cb(null, true)
+    const user = this.fileFilter
     try {
       user(file, cb)
     } catch (err) {
@@ -352,10 +368,15 @@ class MultipartEngine {
   done (arena) {
     this.readFinished = true
     this.upload = null
+    const empty = arena === null ? Buffer.alloc(0) : null
     for (const state of this.arenaFiles) {
       const [start, end] = state.range
-      const buffer = arena === null ? Buffer.alloc(0) : arena.subarray(start, end)
-      this.adapter.fileStored(state.token, { ...state.file, buffer, size: end - start })
+      // The file object itself, completed (every arena file the same way, so they share
+      // one shape): no copy made per file.
+      const file = state.file
+      file.size = end - start
+      file.buffer = empty === null ? arena.subarray(start, end) : empty
+      this.adapter.fileStored(state.token, file)
     }
     this.arenaFiles = []
     // The body may go on (an epilogue): the source reads and drops it.
@@ -443,7 +464,7 @@ class MultipartEngine {
     state.stream = stream
     // A stream ended with the request's error before its engine listens for one.
     stream.on('error', () => {})
-    this.flowing.add(state)
+    this.flow(state)
     Object.defineProperty(state.file, 'stream', { configurable: true, enumerable: false, value: stream })
     for (const piece of state.pieces) if (!stream.push(piece)) this.hold(state)
     state.pieces = []
@@ -512,6 +533,13 @@ class MultipartEngine {
     if (this.failed !== null || this.finished) return
     while (this.storing < STORING_MAX && this.waiting.length > 0) this.store(this.waiting.shift())
     if (this.waiting.length === 0) this.release(this.queue)
+  }
+
+  /** `state`'s data flows (into its stream, or held): it is tracked until it stops. */
+  flow (state) {
+    // Made on first use: a form whose files all go to the arena at once never needs it.
+    if (this.flowing === NOT_FLOWING) this.flowing = new Set()
+    this.flowing.add(state)
   }
 
   /** A file that never reached its engine, at a failure. */
@@ -641,16 +669,21 @@ class MultipartEngine {
     this.adapter = NO_ADAPTER
     this.storage = null
     this.req = null
-    this.options = { limit: Infinity, contentLength: -1 }
+    this.fileFilter = null
+    this.options = LET_GO
     this.current = null
-    this.waiting = []
-    this.touched = []
-    this.arenaFiles = []
-    this.flowing.clear()
+    this.waiting.length = 0
+    this.touched.length = 0
+    this.arenaFiles.length = 0
+    this.flowing = NOT_FLOWING
   }
 }
 
 const noop = () => {}
+// Never added to: stands for "no file flowing" until one does.
+const NOT_FLOWING = new Set()
+// The options of an engine that let go: its source may still call write() and abort().
+const LET_GO = Object.freeze({ limit: Infinity })
 const NO_ADAPTER = { field: noop, fileBegin: noop, fileStored: noop, fileDropped: noop, done: noop, fail: noop }
 
 class FieldState {

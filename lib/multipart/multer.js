@@ -85,8 +85,7 @@ function handle (instance, fields, strategy, req, res, next) {
   const filesLeft = fields === null ? null : maxCounts(fields)
   const expected = parseContentLength(req.headers['content-length'])
   const encoding = req.headers['content-encoding']
-  const engine = new MultipartEngine({
-    ...instance.common,
+  const engine = new MultipartEngine(instance.common, {
     contentType: req.headers['content-type'],
     contentLength: expected === INVALID ? -1 : expected,
     contentEncoding: encoding === undefined || encoding === '' ? null : String(encoding),

@@ -68,8 +68,7 @@ function readMultipart (res, req, options) {
     const result = new Result(resolve, reject)
     const expected = parseContentLength(contentLength === '' ? undefined : contentLength)
     const encoding = contentEncoding === undefined || contentEncoding === null || contentEncoding === '' ? null : String(contentEncoding)
-    const engine = new MultipartEngine({
-      ...common,
+    const engine = new MultipartEngine(common, {
       contentType,
       contentLength: expected === INVALID ? -1 : expected,
       contentEncoding: encoding,
