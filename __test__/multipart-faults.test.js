@@ -25,6 +25,7 @@ const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 const { formBody, contentType } = require('./helpers/multipart')
 const { ENCODERS, header, ready } = require('./helpers/encodings')
+const { readAfterPause } = require('./helpers/uws-build')
 
 const KIB = 1024
 const MIB = 1024 * KIB
@@ -452,4 +453,64 @@ test('many small files into a slow engine: the client waits with them, memory st
   assert.ok(most <= 8, `${most} files with the engine at once`)
   // The form is 200 MiB; what the server holds is a few files' worth plus uWS's queue.
   assert.ok(peak - rss < 120 * MIB, `RSS grew by ${((peak - rss) / MIB).toFixed(0)} MiB`)
+})
+
+test('an engine that pipe()s file.stream on (as multer-s3 does) ends with the request: a limit mid-file, a client gone', async () => {
+  const { PassThrough } = require('node:stream')
+  const net = require('node:net')
+  const stored = new Map()
+  let removed = 0
+  // Pipes the stream into its own PassThrough and stores when that ends: a destroyed
+  // stream would never end it (pipe() does not pass a destroy on).
+  const piping = {
+    _handleFile (req, file, cb) {
+      const out = new PassThrough()
+      const chunks = []
+      out.on('data', (d) => chunks.push(d))
+      out.on('end', () => { stored.set(file.originalname, Buffer.concat(chunks).length); cb(null, { key: file.originalname }) })
+      file.stream.pipe(out)
+    },
+    _removeFile (req, file, cb) { removed++; cb(null) }
+  }
+  const form = formBody([{ name: 'f', filename: 'big', data: bodyOf(4 * MIB) }])
+  for (const [api, send] of APIS.slice(1)) {
+    removed = 0
+    const r = await send(register({ options: () => ({ storage: piping, limits: { fileSize: MIB } }) }), form)
+    assert.deepEqual([r.status, r.json.code], [413, 'LIMIT_FILE_SIZE'], `${api}: ${r.body}`)
+    assert.equal(removed, 1, `${api}: what the engine stored of the cut file is removed`)
+    assert.ok(stored.get('big') <= MIB + 512 * KIB, `${api}: stored ${stored.get('big')} bytes of it`)
+  }
+  // A client that goes away mid-file.
+  removed = 0
+  const id = register({ options: () => ({ storage: piping }) })
+  const socket = net.connect(ultimatePort, '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(`POST /${id} HTTP/1.1\r\nHost: x\r\ncontent-type: ${contentType()}\r\ncontent-length: ${form.length}\r\n\r\n`)
+  socket.write(form.subarray(0, 2 * MIB))
+  await sleep(100)
+  socket.destroy()
+  for (let i = 0; i < 100 && removed === 0; i++) await sleep(20)
+  assert.equal(removed, 1, 'the cut file is removed after the abort')
+})
+
+test('large files into an engine that stores each long after its stream ended: the client waits, memory stays bounded', async () => {
+  // Each file is "stored" 300 ms after its last byte, holding its bytes meanwhile (an
+  // object store sending its last parts).
+  let held = 0
+  let most = 0
+  const slow = {
+    _handleFile (req, file, cb) {
+      const chunks = []
+      file.stream.on('data', (d) => { chunks.push(d); held += d.length; most = Math.max(most, held) })
+      file.stream.on('end', () => setTimeout(() => { const n = chunks.reduce((a, b) => a + b.length, 0); held -= n; cb(null, { size: n }) }, 300))
+    },
+    _removeFile (req, file, cb) { cb(null) }
+  }
+  const parts = Array.from({ length: 12 }, (_, i) => ({ name: 'f', filename: `${i}`, data: bodyOf(10 * MIB, i) }))
+  const id = register({ options: () => ({ storage: slow }) })
+  const r = await post(ultimatePort, `/${id}`, id, formBody(parts), { timeout: 120000 })
+  assert.equal(r.status, 200, r.body)
+  assert.equal(r.json.files.length, 12)
+  // One file finishing at a time (10 MiB), the next arriving, and what uWS hands over.
+  assert.ok(most <= 10 * MIB + 4 * MIB + readAfterPause + 2 * MIB, `the engine held ${(most / MIB).toFixed(1)} MiB at once`)
 })

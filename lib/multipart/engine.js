@@ -44,6 +44,11 @@ const STORING_MAX = 8
 // engine that never calls back must not hold the request's answer forever. A file such
 // an engine stores later is removed as soon as it says so.
 const STORAGE_GRACE = 5000
+// The most bytes of complete files still with their engines, in highWaterMarks, before
+// the client waits: 4 MiB at the 512 KiB default, so a few small files finish side by
+// side and a large one finishes before the next one starts. 50 files of 10 MiB into a
+// slow object store otherwise put hundreds of MiB in its buffers.
+const FINISHING_MAX = 8
 const KIB = 1024
 const MIB = 1024 * KIB
 // The arena's first allocation: the declared length up to this. Above it the arena grows
@@ -91,6 +96,8 @@ class MultipartEngine {
     this.storing = 0 // files with their engine now
     this.waiting = [] // files waiting for a turn with their engine
     this.queue = { holding: false } // holds the source while files wait
+    this.finishingBytes = 0 // bytes of the files with their engine, complete, not stored
+    this.finishers = { holding: false } // holds the source while those are too many
     this.touched = [] // files an engine stored or began to write: removed on failure
     this.arenaFiles = []
     this.flowing = NOT_FLOWING // files whose data still flows (their stream, their pieces)
@@ -356,6 +363,7 @@ class MultipartEngine {
         this.arenaFiles.push(state)
       } else if (state.stream !== null) {
         state.stream.push(null)
+        if (state.started) this.countFinishing(state)
       } else if (state.decided && state.accepted && this.arena) {
         this.storeHeld(state)
       }
@@ -406,9 +414,12 @@ class MultipartEngine {
     this.release(this.queue)
     for (const state of [...this.flowing]) {
       if (state.stream !== null && state.started) {
-        // A file still arriving will not be whole: its engine's write fails and it calls
-        // back. One whose data is all there is let finish, as multer does, and removed.
-        if (!state.ended) state.stream.destroy(err)
+        // A file still arriving will not be whole. Its stream is ended where it stopped,
+        // marked truncated, as busboy ends a file at its size limit: engines written for
+        // multer finish on that (one that pipe()s the stream on would wait for ever after
+        // a destroy, which pipe() does not pass on), and what they stored is removed. One
+        // whose data is all there is let finish, as multer does, and removed too.
+        if (!state.ended) this.truncate(state, err)
       } else {
         this.unhold(state)
         this.flowing.delete(state)
@@ -426,6 +437,20 @@ class MultipartEngine {
       this.grace.unref()
     }
     this.maybeCleanup()
+  }
+
+  /**
+   * Ends a file's stream where it stopped: `truncated` set and 'truncated' emitted (at
+   * once: an engine that has stopped reading learns it before its 'end', which waits for
+   * what it has not read), 'limit' too at a size limit, as busboy.
+   */
+  truncate (state, err) {
+    const stream = state.stream
+    stream.truncated = true
+    state.ended = true
+    stream.push(null)
+    stream.emit('truncated', err)
+    if (err.code === 'LIMIT_FILE_SIZE') stream.emit('limit')
   }
 
   /** The native error's fields as an error naming the part it broke in, when known. */
@@ -481,11 +506,13 @@ class MultipartEngine {
   store (state) {
     this.storing++
     state.started = true
+    if (state.ended) this.countFinishing(state)
     let called = false
     const onStored = this.later((err, info) => {
       if (called) return
       called = true
       this.storing--
+      this.uncountFinishing(state)
       this.flowing.delete(state)
       this.release(state)
       const file = state.file
@@ -533,6 +560,25 @@ class MultipartEngine {
     if (this.failed !== null || this.finished) return
     while (this.storing < STORING_MAX && this.waiting.length > 0) this.store(this.waiting.shift())
     if (this.waiting.length === 0) this.release(this.queue)
+  }
+
+  /**
+   * A file whose data is all with its engine, not stored yet (an object store still
+   * sending its last parts, a disk flushing): while such files hold more than
+   * FINISHING_MAX highWaterMarks together, the client waits. The next files would
+   * otherwise start while earlier ones still hold their bytes in the engines.
+   */
+  countFinishing (state) {
+    state.finishing = true
+    this.finishingBytes += state.size
+    if (this.finishingBytes > FINISHING_MAX * this.options.highWaterMark) this.hold(this.finishers)
+  }
+
+  uncountFinishing (state) {
+    if (!state.finishing) return
+    state.finishing = false
+    this.finishingBytes -= state.size
+    if (this.finishingBytes <= FINISHING_MAX * this.options.highWaterMark) this.release(this.finishers)
   }
 
   /** `state`'s data flows (into its stream, or held): it is tracked until it stops. */
@@ -585,6 +631,7 @@ class MultipartEngine {
   releaseAll () {
     for (const state of this.flowing) state.holding = false
     this.queue.holding = false
+    this.finishers.holding = false
     if (this.holds !== 0 && this.source !== null) {
       this.holds = 0
       this.source.resume()
@@ -708,6 +755,7 @@ class FileState {
     this.stream = null
     this.started = false // handed to its engine
     this.holding = false
+    this.finishing = false // all with its engine, not stored yet: counted in finishingBytes
     this.range = null
   }
 }

@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const crypto = require('node:crypto')
-const { pipeline } = require('node:stream')
+const { pipeline, finished } = require('node:stream')
 const { MulterError } = require('../errors')
 const { checkNames, describe } = require('../options')
 
@@ -143,7 +143,9 @@ class DiskStorage {
  * readMultipart's `(file) => Writable`: each file's bytes are piped into the stream the
  * function returns, and the file is stored when it finishes. A stream that errors, or
  * closes before it finished (destroy() without an error: Node then emits only 'close'),
- * is the request's error (ERR_STREAM_PREMATURE_CLOSE); a failed request destroys it.
+ * is the request's error (ERR_STREAM_PREMATURE_CLOSE). A file cut short by the request's
+ * failure (its stream ends truncated) destroys the Writable instead of ending it, so the
+ * caller never takes a part of a file for the whole.
  */
 class WritableStorage {
   constructor (handler) {
@@ -161,7 +163,17 @@ class WritableStorage {
     if (w === null || typeof w !== 'object' || typeof w.write !== 'function' || typeof w.end !== 'function' || typeof w.on !== 'function') {
       return done(new TypeError(`uws-body: the storage function must return a Writable, got ${describe(w)}`))
     }
-    pipeline(file.stream, w, (err) => done(err || null, {}))
+    const stream = file.stream
+    // Its 'finish', or its error or early close, whatever comes first: once it is over.
+    finished(w, (err) => done(err || null, {}))
+    const cutShort = () => w.destroy(new Error('uws-body: the request failed before this file was complete'))
+    stream.on('error', (err) => w.destroy(err))
+    stream.once('truncated', cutShort)
+    stream.on('end', () => {
+      if (stream.truncated) cutShort()
+      else w.end()
+    })
+    stream.pipe(w, { end: false })
   }
 
   _removeFile (req, file, cb) {
