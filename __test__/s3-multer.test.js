@@ -12,7 +12,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { formBody } = require('./helpers/multer-form')
-const { garageGate, startGarage, objectDigest, listKeys, listUploads } = require('./helpers/garage')
+const { garageGate, startGarage, objectDigest, listKeys, listUploads, emptyBucket } = require('./helpers/garage')
 const { startS3Apps, KINDS } = require('./helpers/s3-apps')
 
 const MIB = 1024 * 1024
@@ -244,14 +244,16 @@ s3test('the store refuses (unreachable, access denied, bucket missing): the SDK\
 })
 
 s3test('the store refuses the object after its bytes are sent (bucket quota): the multipart upload is aborted', async (t) => {
-  garage.nodes[0].cli('bucket', 'set-quotas', '--max-size', '16MiB', garage.bucket)
+  // An empty bucket under a 16 MiB quota: the first file fits, the second does not.
+  await emptyBucket(apps.clients.good, garage.bucket)
+  garage.setQuota('16MiB')
   try {
     const runs = await everywhere([{ name: 'a', filename: 'a.bin', data: bodyOf(6 * MIB, 61) }, { name: 'b', filename: 'b.bin', data: bodyOf(20 * MIB, 62) }])
     for (const kind of KINDS) assert.equal(runs[kind].response.status, 500, `${kind}: ${runs[kind].response.body}`)
     assert.match(runs['ours-uex'].outcome.error.message, /quota/)
     await assertFailedAlike(runs, t, 'quota')
   } finally {
-    garage.nodes[0].cli('bucket', 'set-quotas', '--max-size', 'none', garage.bucket)
+    garage.setQuota('none')
   }
   await assertUp()
 })
@@ -314,7 +316,7 @@ s3test('the store dies mid-upload: one error for that request, the server up, no
       // emits: lib-storage, giving up, ends its read of the stream, which destroys it with
       // an AbortError ('The operation was aborted') before multer-s3 calls back.
       if (kind !== 'multer-express') assert.match(`${outcome.error.code} ${outcome.error.message}`, /ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/, kind)
-      await node.restart()
+      await own.restartNode(0)
       left[kind] = await leftUnder(prefix, ownApps.clients.good, own.bucket)
       assert.deepEqual(left[kind].keys, [], `${kind}: no object once the store is back`)
       // Up: the same server stores the next file.

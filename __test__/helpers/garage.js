@@ -252,6 +252,17 @@ async function startGarage ({ nodes: count = 1 } = {}) {
       if (flags.length) nodes[0].cli('bucket', 'allow', ...flags, BUCKET, '--key', key.accessKeyId)
       return key
     },
+    /** Starts node `i` again (same directories and ports) and waits until the bucket answers everywhere. */
+    async restartNode (i) {
+      await nodes[i].restart()
+      // Without this, the others find it again after their reconnection backoff (~30 s).
+      for (const other of nodes) if (other !== nodes[i]) nodes[i].cli('node', 'connect', other.id)
+      await waitReady(garage)
+    },
+    /** The bucket's size quota (garage's --max-size: '16MiB', or 'none'). */
+    setQuota (maxSize) {
+      nodes[0].cli('bucket', 'set-quotas', '--max-size', maxSize, BUCKET)
+    },
     async stop () {
       for (const n of nodes) await n.stop()
       fs.rmSync(dir, { recursive: true, force: true })
@@ -271,7 +282,8 @@ async function startGarage ({ nodes: count = 1 } = {}) {
       })
     } else {
       for (const n of nodes) await n.start()
-      const ids = nodes.map((n) => n.cli('node', 'id', '-q').trim())
+      for (const n of nodes) n.id = n.cli('node', 'id', '-q').trim()
+      const ids = nodes.map((n) => n.id)
       for (const id of ids.slice(1)) nodes[0].cli('node', 'connect', id)
       for (const id of ids) nodes[0].cli('layout', 'assign', '-z', 'dc1', '-c', '1G', id.split('@')[0])
       nodes[0].cli('layout', 'apply', '--version', '1')
@@ -287,15 +299,18 @@ async function startGarage ({ nodes: count = 1 } = {}) {
   }
 }
 
-/** Until the bucket answers on every node (a new layout takes a moment to spread). */
+/**
+ * Until the bucket answers on every node, listings included: those read a quorum, and the
+ * nodes of a new cluster take a moment to connect to each other.
+ */
 async function waitReady (garage, timeout = 30000) {
-  const { HeadBucketCommand } = require('@aws-sdk/client-s3')
   const until = Date.now() + timeout
   for (const endpoint of garage.endpoints) {
     const client = garage.client({ endpoint, maxAttempts: 1 })
     for (;;) {
       try {
-        await client.send(new HeadBucketCommand({ Bucket: garage.bucket }))
+        await listKeys(client, garage.bucket)
+        await listUploads(client, garage.bucket)
         break
       } catch (err) {
         if (Date.now() > until) throw new Error(`garage at ${endpoint} not ready: ${err.name} ${err.message}\n${garage.nodes[0].log()}`)
