@@ -26,6 +26,16 @@ const ROOT = path.join(__dirname, '..', '..')
 const REGION = 'garage'
 const BUCKET = 'uws-body-test'
 
+/**
+ * garage's environment: the test process's without what is meant for Node and the addon
+ * (asan/run.sh preloads the ASan runtime into every child; garage is not under test).
+ */
+function garageEnv (extra = {}) {
+  const env = { ...process.env, RUST_LOG: 'warn', ...extra }
+  for (const name of ['LD_PRELOAD', 'ASAN_OPTIONS', 'NODE_OPTIONS']) delete env[name]
+  return env
+}
+
 /** { bin, version } of a garage 2.x that runs here, or { why } it was not found. */
 function findGarage () {
   const candidates = []
@@ -36,7 +46,7 @@ function findGarage () {
   const tried = []
   for (const bin of candidates) {
     if (!fs.existsSync(bin)) continue
-    const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 10000 })
+    const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 10000, env: garageEnv() })
     const version = r.status === 0 ? (r.stdout.match(/\d+\.\d+\.\d+/) || [])[0] : undefined
     if (version !== undefined && Number(version.split('.')[0]) >= 2) return { bin, version }
     tried.push(`${bin}: ${r.error ? r.error.message : version ? `version ${version}, need 2.x` : (r.stderr || '').trim().split('\n')[0]}`)
@@ -127,7 +137,7 @@ class Node {
     ].join('\n')
     const shell = spawn('/bin/sh', ['-c', script, this.bin, this.configFile, ...args], {
       stdio: ['pipe', 'pipe', 'ignore'],
-      env: { ...process.env, LOG: this.logFile, RUST_LOG: 'warn', ...env }
+      env: garageEnv({ LOG: this.logFile, ...env })
     })
     this.shell = shell
     this.exited = new Promise((resolve) => shell.once('exit', resolve))
@@ -182,7 +192,7 @@ class Node {
 
   /** Runs the garage CLI against this node; its stdout. */
   cli (...args) {
-    const r = spawnSync(this.bin, ['-c', this.configFile, ...args], { encoding: 'utf8', timeout: 30000, env: { ...process.env, RUST_LOG: 'warn' } })
+    const r = spawnSync(this.bin, ['-c', this.configFile, ...args], { encoding: 'utf8', timeout: 30000, env: garageEnv() })
     if (r.status !== 0) throw new Error(`garage ${args.join(' ')}: ${r.error ? r.error.message : r.stderr.trim()}`)
     return r.stdout
   }
