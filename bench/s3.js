@@ -8,7 +8,7 @@
 // within each round: server CPU per GiB (process.cpuUsage) and peak RSS over the RSS
 // before the upload (the kernel's VmHWM); medians, the spread over rounds, and paired
 // ratios (multer's CPU / uws-body's in the same round, and the rounds uws-body used less).
-// The client sends chunked: uWS resets a content-length of 999 999 999 or more.
+// The client sends chunked: the uWS 20.30 fork resets a content-length of 10^9 or more.
 // `node bench/s3.js [--quick]` (npm run bench:s3): tables only, nothing asserted.
 const { findGarage, startGarage, emptyBucket } = require('../__test__/helpers/garage')
 const { sendForm, startUploadServer, MIB } = require('../__test__/helpers/s3-load')

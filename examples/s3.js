@@ -16,9 +16,12 @@ const { Upload } = require('@aws-sdk/lib-storage')
  * comes once its object is stored: readMultipart resolves only then), `stored` (per file,
  * in the order of readMultipart's `files`: { bucket, key, etag, location }) and `remove()`
  * for a failed request: waits for every upload to end (an upload cut short aborts its
- * multipart upload) and deletes the objects already stored.
+ * multipart upload) and deletes the objects already stored. `key(file)` names each object
+ * (default: a random UUID, never the client's name), `params(file)` adds PutObject
+ * parameters, `options` go to each Upload (queueSize, partSize: it holds up to
+ * queueSize + 1 parts).
  */
-function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = () => ({}) }) {
+function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = () => ({}), options = {} }) {
   const uploads = []
   const stored = []
   const storage = (file) => {
@@ -26,7 +29,7 @@ function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = 
     // lib-storage reads a Readable; the Writable below feeds it and holds the writer
     // (readMultipart, hence the client) while it is full.
     const body = new PassThrough()
-    const upload = new Upload({ client, params: { Bucket: bucket, Key, Body: body, ContentType: file.mimetype, ...params(file) } })
+    const upload = new Upload({ ...options, client, params: { Bucket: bucket, Key, Body: body, ContentType: file.mimetype, ...params(file) } })
     const done = upload.done()
     const index = uploads.push({ Key, done }) - 1
     const sink = new Writable({

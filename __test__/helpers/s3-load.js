@@ -32,8 +32,8 @@ function chunkAt (seed, offset, size) {
 
 /**
  * POSTs a form of `files` ([{ name, filename, size, seed }]) to 127.0.0.1:`port` `path`
- * with content-length, or chunked (`chunked: true`: uWS refuses a content-length of
- * 999 999 999 or more, 1 GiB included, by resetting the connection), writing only as fast
+ * with content-length, or chunked (`chunked: true`: the uWS 20.30 fork resets a connection
+ * whose content-length is 1 000 000 000 or more; 20.57 takes 1 GiB), writing only as fast
  * as the socket drains. `watch(sent)` is called
  * every 20 ms with the body bytes the kernel has taken from the client (what a paused
  * client has not sent is not counted). Resolves { status, body, sha256: [per file], sent }.
