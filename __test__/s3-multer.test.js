@@ -39,7 +39,7 @@ test.after(async () => {
 
 /** A test that needs garage: skipped with the reason where it is missing, failed under CI. */
 function s3test (name, fn) {
-  test(name, { skip: gate.skip }, async (t) => {
+  test(name, { skip: gate.skip, timeout: 10 * 60000 }, async (t) => {
     if (gate.fail) assert.fail(`CI: ${gate.fail}`)
     await fn(t)
   })

@@ -102,7 +102,7 @@ test.after(async () => {
 })
 
 function s3test (name, fn) {
-  test(name, { skip: gate.skip }, async (t) => {
+  test(name, { skip: gate.skip, timeout: 10 * 60000 }, async (t) => {
     if (gate.fail) assert.fail(`CI: ${gate.fail}`)
     await fn(t)
   })

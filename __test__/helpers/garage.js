@@ -24,6 +24,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
 
 const ROOT = path.join(__dirname, '..', '..')
 const REGION = 'garage'
+// The SDK's per-request timeout in the tests (ms): far above any request's time here.
+const REQUEST_TIMEOUT = 60000
 const BUCKET = 'uws-body-test'
 
 /**
@@ -83,7 +85,10 @@ function config ({ dir, secret, rpcPort, s3Port, replication }) {
   return [
     `metadata_dir = "${dir}/meta"`,
     `data_dir = "${dir}/data"`,
-    'db_engine = "sqlite"',
+    // LMDB, garage's default: under sqlite, garage 2.5 left an UploadPart unanswered here
+    // (its body received, no response, for minutes) while its workers logged "database is
+    // locked", once in a few GiB of 10 MiB files.
+    'db_engine = "lmdb"',
     `replication_factor = ${replication}`,
     // The bodies in the tests are random bytes: compressing them is only CPU spent.
     'compression_level = "none"',
@@ -104,9 +109,11 @@ function config ({ dir, secret, rpcPort, s3Port, replication }) {
 
 /** One garage process: started, stopped (SIGTERM), killed, stopped for a while (SIGSTOP). */
 class Node {
-  constructor (bin, dir, settings) {
+  /** `root`: the directory its shell removes if the test process dies without stopping it. */
+  constructor (bin, dir, root, settings) {
     this.bin = bin
     this.dir = dir
+    this.root = root
     this.settings = settings
     this.configFile = path.join(dir, 'garage.toml')
     this.logFile = path.join(dir, 'garage.log')
@@ -125,19 +132,26 @@ class Node {
     this.env = env
     const script = [
       'exec 2>>"$LOG"',
+      // A signal to the whole process group (Ctrl-C, timeout(1)) must not end this shell
+      // before it has removed the files: it ends when its input does.
+      "trap '' INT TERM HUP",
       'bin=$0 cfg=$1',
       'shift',
       '"$bin" -c "$cfg" server "$@" >>"$LOG" 2>&1 &',
       'g=$!',
       'echo "$g"',
       // The test process holds stdin: end of input (its end, or its death) ends garage.
-      'read -r _ || true',
+      'read -r why || why=gone',
+      // SIGCONT too: a stopped garage (freeze()) acts on SIGTERM only once continued.
       'kill "$g" 2>/dev/null',
-      'wait "$g"'
+      'kill -CONT "$g" 2>/dev/null',
+      'wait "$g"',
+      // Not stopped by the test process (it died): nothing else will remove the files.
+      '[ "$why" = stop ] || rm -rf "$ROOT"'
     ].join('\n')
     const shell = spawn('/bin/sh', ['-c', script, this.bin, this.configFile, ...args], {
       stdio: ['pipe', 'pipe', 'ignore'],
-      env: garageEnv({ LOG: this.logFile, ...env })
+      env: garageEnv({ LOG: this.logFile, ROOT: this.root, ...env })
     })
     this.shell = shell
     this.exited = new Promise((resolve) => shell.once('exit', resolve))
@@ -211,7 +225,7 @@ class Node {
       try { process.kill(pid, 'SIGCONT') } catch {}
       try { process.kill(pid, signal) } catch {}
     }
-    shell.stdin.end()
+    shell.stdin.end('stop\n')
     const killed = setTimeout(() => { try { process.kill(pid, 'SIGKILL') } catch {} }, grace)
     await this.exited
     clearTimeout(killed)
@@ -281,7 +295,7 @@ async function startGarage ({ nodes: count = 1 } = {}) {
   try {
     for (let i = 0; i < count; i++) {
       const [rpcPort, s3Port] = [await freePort(), await freePort()]
-      nodes.push(new Node(found.bin, path.join(dir, `node${i}`), { secret, rpcPort, s3Port, replication: count === 1 ? 1 : 3 }))
+      nodes.push(new Node(found.bin, path.join(dir, `node${i}`), dir, { secret, rpcPort, s3Port, replication: count === 1 ? 1 : 3 }))
     }
     if (count === 1) {
       // garage 2's one-command single node: its layout, the bucket and the key.
@@ -331,10 +345,14 @@ async function waitReady (garage, timeout = 30000) {
   }
 }
 
-/** An S3 client of the AWS SDK v3 for garage: path-style addressing, its region. */
+/**
+ * An S3 client of the AWS SDK v3 for garage: path-style addressing, its region, and a
+ * timeout on each request (the SDK has none by default: a store that never answers would
+ * hang a test for ever).
+ */
 function s3Client ({ endpoint, region = REGION, credentials, ...rest }) {
   const { S3Client } = require('@aws-sdk/client-s3')
-  return new S3Client({ endpoint, region, credentials, forcePathStyle: true, ...rest })
+  return new S3Client({ endpoint, region, credentials, forcePathStyle: true, requestHandler: { requestTimeout: REQUEST_TIMEOUT, throwOnRequestTimeout: true }, ...rest })
 }
 
 // ---- what is in the bucket ----
@@ -389,4 +407,4 @@ async function emptyBucket (client, bucket) {
   }
 }
 
-module.exports = { findGarage, garageGate, startGarage, s3Client, listKeys, listUploads, objectDigest, emptyBucket, freePort }
+module.exports = { findGarage, garageGate, startGarage, s3Client, REQUEST_TIMEOUT, listKeys, listUploads, objectDigest, emptyBucket, freePort }

@@ -85,7 +85,8 @@ function sendForm (port, path, files, { chunked = false, watch = () => {}, timeo
         await raw(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\n${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`}\r\n\r\n`)
         for (const [i, f] of files.entries()) {
           await write(heads[i])
-          for (let at = 0; at < f.size && !done; at += CHUNK) {
+          for (let at = 0; at < f.size; at += CHUNK) {
+            if (done) return // answered (an error) or failed: stop sending
             const chunk = chunkAt(f.seed, at, f.size)
             hashes[i].update(chunk)
             await write(chunk)

@@ -13,15 +13,12 @@
 // ({ cpuMicros, rss, peakRss }, bytes).
 const fs = require('node:fs')
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
-const { S3Client } = require('@aws-sdk/client-s3')
+const { s3Client } = require('./garage')
 
 const kind = process.argv[2]
 const bucket = process.env.S3_BUCKET
-const client = new S3Client({
+const client = s3Client({
   endpoint: process.env.S3_ENDPOINT,
-  region: 'garage',
-  forcePathStyle: true,
   credentials: { accessKeyId: process.env.S3_ACCESS_KEY_ID, secretAccessKey: process.env.S3_SECRET_ACCESS_KEY }
 })
 
