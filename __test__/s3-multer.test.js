@@ -336,3 +336,58 @@ s3test('the store dies mid-upload: one error for that request, the server up, no
     await own.stop()
   }
 })
+
+// The store takes requests and stops answering (SIGSTOP to garage mid-upload), and the SDK
+// is given a timeout (docs/s3.md, "The client"): the SDK's TimeoutError for that request,
+// the server up once the store answers again, no object.
+s3test('the store stops answering mid-upload: the SDK\'s timeout, one error, the server up, no object', async (t) => {
+  const own = await startGarage()
+  const ownApps = await startS3Apps(own)
+  const node = own.nodes[0]
+  const body = formBody(BOUNDARY, [{ name: 'a', filename: 'a.bin', data: bodyOf(30 * MIB, 91) }])
+  const left = {}
+  try {
+    for (const kind of KINDS) {
+      const id = `hangs-${kind}`
+      const prefix = `${kind}/${id}`
+      const sent = request(ownApps.ports[kind], {
+        path: `/up/${id}`,
+        headers: { 'content-type': CONTENT_TYPE, 'x-config': '{"client":"impatient"}' },
+        body,
+        cuts: Array.from({ length: 30 }, (_, i) => (i + 1) * MIB),
+        pause: 10,
+        timeout: 60000
+      })
+      const until = Date.now() + 20000
+      while ((await listUploads(ownApps.clients.good, own.bucket, prefix + '/')).length === 0) {
+        assert.ok(Date.now() < until, `${kind}: no multipart upload began`)
+        await sleep(20)
+      }
+      node.freeze()
+      try {
+        // Until the error reaches the error handler (which then looks at the bucket: the
+        // store answers again for that).
+        while (ownApps.outcomes.get(`${kind}/${id}`) === undefined) {
+          assert.ok(Date.now() < until + 30000, `${kind}: no error 30 s after the store stopped answering`)
+          await sleep(20)
+        }
+      } finally {
+        node.thaw()
+      }
+      const response = await sent
+      const outcome = await ownApps.outcome(kind, id)
+      assert.equal(response.status, 500, `${kind}: ${JSON.stringify(response)}`)
+      assert.equal(outcome.calls, 1, `${kind}: the error handler ran once`)
+      t.diagnostic(`${kind}: ${outcome.error.name} ${outcome.error.code || ''}: ${outcome.error.message}`)
+      if (kind !== 'multer-express') assert.equal(outcome.error.name, 'TimeoutError', kind)
+      left[kind] = await leftUnder(prefix, ownApps.clients.good, own.bucket)
+      assert.deepEqual(left[kind].keys, [], `${kind}: no object`)
+      const ok = await request(ownApps.ports[kind], { path: '/up/after', headers: { 'content-type': CONTENT_TYPE, 'x-config': '{}' }, body: formBody(BOUNDARY, [{ name: 'a', filename: 'ok.bin', data: Buffer.from('ok') }]) })
+      assert.equal(ok.status, 200, `${kind} is up: ${ok.body}`)
+    }
+    t.diagnostic(`multipart uploads left in progress: ${KINDS.map((k) => `${k} ${left[k].uploads.length}`).join(', ')}`)
+  } finally {
+    ownApps.close()
+    await own.stop()
+  }
+})

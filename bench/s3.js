@@ -96,7 +96,7 @@ function render (out) {
       ])
     }
   }
-  return `garage ${out.garage}, one node on 127.0.0.1 (sqlite metadata, no compression), a fresh one per round; ${out.results[0].rounds} rounds.\n\n` + table(
+  return `garage ${out.garage}, one node on 127.0.0.1 (LMDB metadata, no compression), a fresh one per round; ${out.results[0].rounds} rounds.\n\n` + table(
     ['upload', 'server', 'CPU / GiB, median (min-max)', 'peak RSS − before, median (min-max)', 'throughput', 'multer CPU / this (rounds this used less)'],
     rows
   )

@@ -25,7 +25,11 @@ async function clientsOf (garage) {
     // A port nothing listens on: connection refused.
     unreachable: s3Client({ endpoint: `http://127.0.0.1:${await freePort()}`, credentials: garage.credentials }),
     wrongSecret: garage.client({ credentials: { ...garage.credentials, secretAccessKey: 'f'.repeat(64) } }),
-    readOnly: garage.client({ credentials: readOnly })
+    readOnly: garage.client({ credentials: readOnly }),
+    // For a store that stops answering: each request given 2 s, and one attempt.
+    impatient: garage.client({ requestHandler: { requestTimeout: 2000, throwOnRequestTimeout: true }, maxAttempts: 1 }),
+    // The error handler's look at the bucket: quick to give up on a store that is down.
+    lister: garage.client({ requestHandler: { requestTimeout: 5000, throwOnRequestTimeout: true }, maxAttempts: 2 })
   }
 }
 
@@ -118,7 +122,7 @@ async function mount (app, kind, { garage, clients, outcomes }) {
     outcomes.set(id, entry)
     // What the bucket holds for this request as its error is delivered.
     try {
-      entry.atError = { keys: await listKeys(clients.good, garage.bucket, prefix + '/'), uploads: (await listUploads(clients.good, garage.bucket, prefix + '/')).map((u) => u.key) }
+      entry.atError = { keys: await listKeys(clients.lister, garage.bucket, prefix + '/'), uploads: (await listUploads(clients.lister, garage.bucket, prefix + '/')).map((u) => u.key) }
     } catch (listErr) {
       entry.atError = { unknown: `${listErr.name}: ${listErr.message}` }
     }
