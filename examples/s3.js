@@ -16,7 +16,8 @@ const { Upload } = require('@aws-sdk/lib-storage')
  * comes once its object is stored: readMultipart resolves only then), `stored` (per file,
  * in the order of readMultipart's `files`: { bucket, key, etag, location }) and `remove()`
  * for a failed request: waits for every upload to end (an upload cut short aborts its
- * multipart upload) and deletes the objects already stored. `key(file)` names each object
+ * multipart upload) and deletes the objects already stored (it resolves with the deletions
+ * that failed). `key(file)` names each object
  * (default: a random UUID, never the client's name), `params(file)` adds PutObject
  * parameters, `options` go to each Upload (queueSize, partSize: it holds up to
  * queueSize + 1 parts).
@@ -55,9 +56,11 @@ function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = 
     done.catch((err) => sink.destroy(err))
     return sink
   }
+  // Resolves with the deletions that failed (as multer's storageErrors): [{ key, error }].
   const remove = async () => {
     const ended = await Promise.allSettled(uploads.map((u) => u.done))
-    await Promise.allSettled(ended.map((r, i) => r.status === 'fulfilled' && client.send(new DeleteObjectCommand({ Bucket: bucket, Key: uploads[i].Key }))))
+    const deleted = await Promise.allSettled(ended.map((r, i) => r.status === 'fulfilled' && client.send(new DeleteObjectCommand({ Bucket: bucket, Key: uploads[i].Key }))))
+    return deleted.flatMap((r, i) => r.status === 'rejected' ? [{ key: uploads[i].Key, error: r.reason }] : [])
   }
   return { storage, stored, remove }
 }
@@ -68,8 +71,14 @@ if (require.main === module) {
   const uWS = require('uWebSockets.js')
   const { S3Client } = require('@aws-sdk/client-s3')
   const { readMultipart } = require('..')
-  // Path-style addressing: what most S3-compatible stores (garage, MinIO, Ceph) expect.
-  const client = new S3Client({ endpoint: process.env.S3_ENDPOINT, region: process.env.S3_REGION || 'garage', forcePathStyle: true })
+  // Path-style addressing: what most S3-compatible stores (garage, MinIO, Ceph) expect. A
+  // timeout per request, which the SDK has not by default (docs/s3.md).
+  const client = new S3Client({
+    endpoint: process.env.S3_ENDPOINT,
+    region: process.env.S3_REGION || 'garage',
+    forcePathStyle: true,
+    requestHandler: { requestTimeout: 60_000, throwOnRequestTimeout: true }
+  })
   const bucket = process.env.S3_BUCKET || 'uploads'
 
   uWS.App().post('/upload', (res, req) => {
