@@ -11,6 +11,7 @@ const decode = require('./decode')
 const frameworks = require('./express')
 const e2e = require('./e2e')
 const memory = require('./memory')
+const s3 = require('./s3')
 const { chart } = require('./svg')
 
 async function main () {
@@ -37,6 +38,9 @@ async function main () {
   console.error('memory...')
   const mem = await memory.run()
   console.log('\n## Memory: 64 concurrent 8 MiB uploads\n\n' + memory.render(mem))
+  console.error('S3 uploads (garage)...')
+  const up = await s3.run({ quick })
+  console.log('\n## Uploads to S3\n\n' + s3.render(up))
 
   // The chart: known length, chunked as loopback delivers it (one chunk up to 64 KiB).
   const curve = m.filter((r) => r.known && (r.size <= 64 * 1024 ? r.chunks === 1 : r.chunks === Math.ceil(r.size / 65483)))
@@ -115,6 +119,16 @@ runs with the default pool bound (256 MiB), of which blocks left behind by growt
 quarter: that is most of its excess over the bytes held.
 
 ${memory.render(mem)}
+
+## Uploads to S3: server CPU per GiB and peak RSS
+
+bench/s3.js (\`npm run bench:s3\`): multer-s3 3 over @aws-sdk/lib-storage into garage on
+127.0.0.1, each server in its own process, contenders alternating within each round; CPU is
+the server's process.cpuUsage over the upload, peak RSS its VmHWM over its RSS just before.
+Most of the CPU is the SDK's (it signs and checksums every part), the same for every
+contender.
+
+${s3.render(up)}
 `
   // The streaming section (`npm run bench:stream`, pasted last) is kept as it is.
   const file = path.join(__dirname, 'RESULTS.md')

@@ -1,7 +1,8 @@
 'use strict'
 // The test suite (`npm test`): every file in __test__, one at a time, against one build of
 // uWebSockets.js, then a summary of what ran, what did not and why.
-//   node scripts/run-tests.js [test dir]   (default: the repository's __test__)
+//   node scripts/run-tests.js [test dir] [--only <prefix>]   (default: the repository's __test__;
+//   --only: the files whose names start with <prefix>, e.g. `--only s3` for npm run test:s3)
 //   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
 // Which uWS build: UWS_BODY_TEST_UWS=<build> (a key of BUILDS, or `none`) names it, and
@@ -24,11 +25,13 @@ const BUILDS = { '20.57': 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
 const WITHOUT_UWS = ['accumulator.test.js', 'errors.test.js', 'form.test.js', 'loader.test.js', 'multipart-multer-cases.test.js', 'multipart-options.test.js', 'pool.test.js']
 
 const given = process.argv.slice(2)
+const onlyAt = given.indexOf('--only')
+const only = onlyAt === -1 ? '' : given.splice(onlyAt, 2)[1] || ''
 const named = given.length > 0 && given.every((a) => a.endsWith('.test.js'))
 const dir = named ? path.dirname(path.resolve(given[0])) : path.resolve(given[0] || path.join(__dirname, '..', '__test__'))
 const files = named
   ? given.map((a) => path.relative(dir, path.resolve(a)))
-  : fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()
+  : fs.readdirSync(dir).filter((f) => f.endsWith('.test.js') && f.startsWith(only)).sort()
 
 /** The package folder of `name` as the tests would find it, or null. */
 function packageDir (name) {
@@ -92,6 +95,17 @@ const uwsLine = build !== null
   : asked === 'none' ? 'no uWS (UWS_BODY_TEST_UWS=none)' : `no uWS build loads (${tried.join('; ')})`
 console.log(`run-tests: ${platform}, ${uwsLine}`)
 if (tried.length && build !== null) console.log(`run-tests: not used: ${tried.join('; ')}`)
+// The S3 files (s3*.test.js) need garage: said here, and by each skipped test (under CI
+// they fail instead of skipping).
+const s3Files = run.filter((f) => f.startsWith('s3'))
+let s3Line = ''
+if (s3Files.length) {
+  const garage = require('../__test__/helpers/garage').findGarage()
+  s3Line = garage.bin
+    ? `S3 tests: garage ${garage.version} (${garage.bin})`
+    : `S3 tests (${s3Files.join(' ')}) ${process.env.CI ? 'FAIL' : 'are skipped'}: ${garage.why}`
+  console.log(`run-tests: ${s3Line}`)
+}
 
 const env = { ...process.env }
 const preload = []
@@ -125,6 +139,7 @@ const status = result.status === null ? 1 : result.status
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
 console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
 if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
+if (s3Line) console.log(`run-tests: ${s3Line}`)
 let exit = status
 if (build === null && asked !== 'none' && process.env.CI) {
   console.log('run-tests: CI: no uWS build loads, so most of the suite did not run (set UWS_BODY_TEST_UWS=none where that is expected)')
