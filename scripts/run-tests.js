@@ -5,6 +5,9 @@
 //   --only: the files whose names start with <prefix>, e.g. `--only s3` for npm run test:s3)
 //   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
+// UWS_BODY_TEST_SKIP=<prefix>,...: leave out the files whose names start with these, said
+// in the summary (CI runs the S3 files in some cells of its matrix only).
+//
 // Which uWS build: UWS_BODY_TEST_UWS=<build> (a key of BUILDS, or `none`) names it, and
 // then it must load or the run fails. Unset, the first build whose native binary loads on
 // this Node and libc is used (20.57 needs glibc 2.38 and Node 20-25; the 20.30 fork runs
@@ -88,8 +91,13 @@ if (asked && asked !== 'none' && build === null) {
   console.error(`run-tests: ${platform}: uWS ${asked} was asked for (UWS_BODY_TEST_UWS) and does not load: ${tried.join('; ')}`)
   process.exit(1)
 }
-const run = build === null ? files.filter((f) => WITHOUT_UWS.includes(f)) : files
-const skipped = files.filter((f) => !run.includes(f))
+// UWS_BODY_TEST_SKIP=s3,...: files whose names start with these are left out on purpose
+// (a run that repeats what another run of the same matrix covers), and said so.
+const leftOut = (process.env.UWS_BODY_TEST_SKIP || '').split(',').map((p) => p.trim()).filter(Boolean)
+const chosen = files.filter((f) => !leftOut.some((p) => f.startsWith(p)))
+const run = build === null ? chosen.filter((f) => WITHOUT_UWS.includes(f)) : chosen
+const skipped = chosen.filter((f) => !run.includes(f))
+const skippedOnPurpose = files.filter((f) => !chosen.includes(f))
 const uwsLine = build !== null
   ? `uWS ${build} (${BUILDS[build]}@${found.version})`
   : asked === 'none' ? 'no uWS (UWS_BODY_TEST_UWS=none)' : `no uWS build loads (${tried.join('; ')})`
@@ -139,6 +147,7 @@ const status = result.status === null ? 1 : result.status
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
 console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
 if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
+if (skippedOnPurpose.length) console.log(`run-tests: files not run (UWS_BODY_TEST_SKIP=${leftOut.join(',')}): ${skippedOnPurpose.join(' ')}`)
 if (s3Line) console.log(`run-tests: ${s3Line}`)
 let exit = status
 if (build === null && asked !== 'none' && process.env.CI) {
