@@ -75,6 +75,11 @@ const DEFAULT_TIMEOUT = 10000
 // After a closing answer, how long the client has to read it before the connection
 // closes: several round trips on any link, for ~200 bytes.
 const GRACE_MS = 2000
+// Past a bound reading is paused, but uWS may deliver more: what it had already read and,
+// on 20.57, as much as the socket's kernel queue holds (its uSockets reads again at once
+// after a full 512 KiB read, paused or not: loop.c read_more), which a sender as fast as
+// the server can keep refilling. Past this much more the connection is closed at once.
+const OVERRUN = 64 * MIB
 // setTimeout's largest delay.
 const MAX_TIMEOUT = 0x7fffffff
 
@@ -103,6 +108,10 @@ function parseLinger (value) {
 const DEFAULTS = Object.freeze({ bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT })
 const NONE = Object.freeze({ bytes: 0, timeout: 0 })
 
+// Bytes handed to every drain in this process, also those that arrive after an outcome
+// (what the server had read when it stopped): what the tests check the bounds against.
+let droppedTotal = 0
+
 // A Drain's outcome.
 const ENDED = 'ended'
 const BOUND = 'bound'
@@ -111,14 +120,17 @@ const ABORTED = 'aborted'
 /**
  * Counts what still arrives of a refused body, holding none of it, until the body ends,
  * passes a bound or its client goes: then `onOutcome(outcome)` is called once (never
- * from the constructor: a bound passed at once is reported on the next tick).
+ * from the constructor: a bound passed at once is reported on the next tick). Past a
+ * bound, `onOverrun()` is called once if more than OVERRUN bytes still come.
  */
 class Drain {
-  constructor (bounds, remaining, onOutcome) {
+  constructor (bounds, remaining, onOutcome, onOverrun) {
     this.outcome = null
     this.dropped = 0
+    this._after = 0
     this._bytes = bounds.bytes
     this._onOutcome = onOutcome
+    this._onOverrun = onOverrun || null
     this._timer = null
     if (remaining > bounds.bytes || bounds.timeout === 0) {
       // The rest is known to pass the bound, or none may be waited for.
@@ -131,8 +143,17 @@ class Drain {
 
   /** A chunk of the rest (any value: only its byteLength is read); isLast at the end. */
   chunk (chunk, isLast) {
-    if (this.outcome !== null) return
-    this.dropped += byteLengthOf(chunk)
+    const n = byteLengthOf(chunk)
+    droppedTotal += n
+    if (this.outcome !== null) {
+      if (this.outcome === BOUND && this._onOverrun !== null && (this._after += n) > OVERRUN) {
+        const onOverrun = this._onOverrun
+        this._onOverrun = null
+        onOverrun()
+      }
+      return
+    }
+    this.dropped += n
     if (isLast) this._finish(ENDED)
     else if (this.dropped > this._bytes) this._finish(BOUND)
   }
@@ -192,7 +213,7 @@ class UwsLinger {
     this.state = DRAINING
     this.reply = null
     this.timer = null
-    this.drain = new Drain(bounds, remaining, (outcome) => this.outcome(outcome, bounds))
+    this.drain = new Drain(bounds, remaining, (outcome) => this.outcome(outcome, bounds), () => this.close())
   }
 
   outcome (outcome, bounds) {
@@ -387,6 +408,7 @@ function closingAnswer (reply) {
  * Drain to feed; proceed() is called once when next(err) may run.
  */
 function beforeNext (res, controls, { remaining = -1, linger = DEFAULTS }, proceed) {
+  const close = () => controls.close()
   return new Drain(linger, remaining, (outcome) => {
     if (outcome === BOUND) {
       controls.pause()
@@ -398,20 +420,22 @@ function beforeNext (res, controls, { remaining = -1, linger = DEFAULTS }, proce
           res.setHeader('Connection', 'close')
         } catch {}
       }
-      setTimeout(() => controls.close(), GRACE_MS).unref()
+      setTimeout(close, GRACE_MS).unref()
     }
     proceed()
-  })
+  }, close)
 }
 
 module.exports = {
   DEFAULT_BYTES,
   DEFAULT_TIMEOUT,
   GRACE_MS,
+  OVERRUN,
   Drain,
   byteLengthOf,
   parseLinger,
   refused,
   beforeNext,
-  answerError
+  answerError,
+  droppedBytes: () => droppedTotal
 }

@@ -7,9 +7,11 @@
 //                   BodyAccumulator pattern), all answered with answerError
 //   ultimate-express /json /raw /text /urlencoded (uws-body's parsers, type '*/*')
 //   Express          the same routes, on node:http
-// A body within the limit is answered 200 "<length> <sha256>". Every app has GET /next
+// A body within the limit is answered 200 "<length> <sha256>" (the bare routes and raw(),
+// else 200 "parsed"). Every app has GET /next
 // (for a request after a refused one on the same connection). The bare app's GET /stats
-// answers { rss, bytesInUse (after a GC), counters } as JSON.
+// answers { rss, arrayBuffers and bytesInUse (after a GC), dropped (the bytes of refused bodies the
+// server read, lib/linger.js), counters } as JSON.
 // argv[2]: JSON { limit, linger } (linger: the option passed to every API).
 const crypto = require('node:crypto')
 const { Writable, pipeline } = require('node:stream')
@@ -17,6 +19,7 @@ const uWS = require('uWebSockets.js')
 const express = require('express')
 const ultimate = require('ultimate-express')
 const uwsBody = require('../..')
+const { droppedBytes } = require('../../lib/linger')
 
 const config = JSON.parse(process.argv[2] || '{}')
 const limit = config.limit || 1024 * 1024
@@ -83,7 +86,7 @@ function bare () {
     setImmediate(() => {
       global.gc()
       const s = uwsBody.stats()
-      if (!res.aborted) res.cork(() => res.end(JSON.stringify({ rss: process.memoryUsage().rss, bytesInUse: s.bytesInUse, ...counts })))
+      if (!res.aborted) res.cork(() => res.end(JSON.stringify({ rss: process.memoryUsage().rss, arrayBuffers: process.memoryUsage().arrayBuffers, bytesInUse: s.bytesInUse, dropped: droppedBytes(), ...counts })))
     })
   })
   return new Promise((resolve, reject) => {
@@ -95,7 +98,7 @@ function routes (app) {
   for (const kind of ['json', 'raw', 'text', 'urlencoded']) {
     app.post(`/${kind}`, uwsBody[kind]({ type: '*/*', limit, linger }), (req, res) => {
       counts.ok++
-      res.send('parsed')
+      res.send(kind === 'raw' ? digest(req.body) : 'parsed')
     })
   }
   app.get('/next', (req, res) => res.send('next'))
