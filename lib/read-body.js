@@ -56,22 +56,12 @@ function read (res, req, options, finish) {
     let settled = false
     // Once the body is refused before its end: where the rest of it goes (lib/linger.js).
     let drain = null
-    // Bytes that arrived, the refused chunk's included: what is left of a declared length.
-    let arrived = 0
     const deadline = deadlineOf(timeout)
     const settle = (error, body) => {
       if (settled) return
       settled = true
       if (error) reject(error)
       else resolve(body)
-    }
-    // Refuses the body: its memory goes now, the rest (if any) is dropped as it comes.
-    const refuse = (error, ended) => {
-      accumulator.abort()
-      // Parsed again only here, off the path of bodies that are read.
-      const expected = ended ? -1 : parseContentLength(bodyOpts.contentLength)
-      drain = linger.refused(res, { ended, remaining: expected >= 0 ? expected - arrived : -1, linger: bounds })
-      settle(error)
     }
     res.onAborted(() => {
       res.aborted = true
@@ -82,24 +72,47 @@ function read (res, req, options, finish) {
     })
     // A body rejected up front (length over the limit, bad length, unsupported encoding)
     // still gets its onData handler: the rest is dropped there.
-    if (accumulator.error !== null) refuse(accumulator.error, false)
+    if (accumulator.error !== null) {
+      drain = refuse(res, accumulator, bodyOpts, bounds, false)
+      settle(accumulator.error)
+    }
     res.onData((chunk, isLast) => {
       if (drain !== null) return drain.chunk(chunk, isLast)
       if (settled) return
-      arrived += linger.byteLengthOf(chunk)
-      if (passed(deadline)) return refuse(errors.timedOut(timeout, accumulator.received), isLast)
-      if (!accumulator.push(chunk)) return refuse(accumulator.error, isLast)
+      if (passed(deadline)) {
+        const error = errors.timedOut(timeout, accumulator.received)
+        drain = refuse(res, accumulator, bodyOpts, bounds, isLast)
+        return settle(error)
+      }
+      if (!accumulator.push(chunk)) {
+        drain = refuse(res, accumulator, bodyOpts, bounds, isLast)
+        return settle(accumulator.error)
+      }
       if (isLast) {
         let body
         try {
           body = finish(accumulator)
         } catch (error) {
-          return refuse(error, true)
+          drain = refuse(res, accumulator, bodyOpts, bounds, true)
+          return settle(error)
         }
         settle(null, body)
       }
     })
   })
+}
+
+/**
+ * Refuses a body: its memory goes now; the rest, if the body has not ended, goes to the
+ * returned drain (lib/linger.js), which drops it as it comes.
+ */
+function refuse (res, accumulator, bodyOpts, bounds, ended) {
+  // What is left of a declared length (parsed again only here, off the path of bodies that
+  // are read): a rest known to pass the bound is not waited for.
+  const expected = ended ? -1 : parseContentLength(bodyOpts.contentLength)
+  const remaining = expected >= 0 ? expected - accumulator.received : -1
+  accumulator.abort()
+  return linger.refused(res, { ended, remaining, linger: bounds })
 }
 
 function bodyOptions (req, options) {

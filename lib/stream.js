@@ -79,7 +79,6 @@ class BodyStream extends Readable {
     // The rest of a body the stream stops reading before its end (lib/linger.js).
     this._expected = expected
     this._bounds = bounds
-    this._arrived = 0
     this._lastSeen = false
     this._stopped = false
     this._drain = null
@@ -131,7 +130,6 @@ class BodyStream extends Readable {
         return
       }
       if (isLast) this._lastSeen = true
-      this._arrived += linger.byteLengthOf(chunk)
       this._async.runInAsyncScope(this._write, this, chunk, isLast)
     })
   }
@@ -258,7 +256,7 @@ class BodyStream extends Readable {
       this._stopped = true
       if (!this._res.aborted) {
         const ended = this._lastSeen
-        const remaining = !ended && this._expected >= 0 ? this._expected - this._arrived : -1
+        const remaining = !ended && this._expected >= 0 ? this._expected - this._receivedBytes : -1
         this._drain = linger.refused(this._res, { ended, remaining, linger: this._bounds })
       }
     }

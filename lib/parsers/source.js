@@ -109,8 +109,6 @@ function readInto (source, req, res, options, done) {
   let settled = false
   let drain = null
   let controls = null
-  // Bytes that arrived, the refused chunk's included: what is left of a declared length.
-  let arrived = 0
   const deadline = deadlineOf(options.timeout)
   const settle = (error) => {
     if (settled) return
@@ -123,14 +121,14 @@ function readInto (source, req, res, options, done) {
     }
   }
   const refuse = (error, ended) => {
+    const received = acc.received
     acc.abort()
     if (ended || controls === null) return settle(error)
-    drain = lingerBeforeNext(req, res, controls, options.linger, arrived, () => settle(error))
+    drain = lingerBeforeNext(req, res, controls, options.linger, received, () => settle(error))
   }
   const onChunk = (chunk, isLast) => {
     if (drain !== null) return drain.chunk(chunk, isLast)
     if (settled) return
-    arrived += linger.byteLengthOf(chunk)
     if (passed(deadline)) return refuse(errors.timedOut(options.timeout, acc.received), isLast)
     if (!acc.push(chunk)) return refuse(acc.error, isLast)
     if (isLast) settle(null)
@@ -154,9 +152,9 @@ function readInto (source, req, res, options, done) {
 }
 
 /** The drain of a refused body's rest (lib/linger.js beforeNext), for a body read from `req`. */
-function lingerBeforeNext (req, res, controls, bounds, arrived, proceed) {
+function lingerBeforeNext (req, res, controls, bounds, received, proceed) {
   const expected = parseContentLength(req.headers['content-length'])
-  const remaining = expected >= 0 ? expected - arrived : -1
+  const remaining = expected >= 0 ? expected - received : -1
   return linger.beforeNext(res, controls, { remaining, linger: bounds }, proceed)
 }
 
