@@ -68,9 +68,9 @@ const MIB = 1024 * 1024
 // less than reading a 10 MB body, for a client that pays for every byte it sends. It
 // covers an upload a few times over any usual limit, which then gets its answer cleanly.
 const DEFAULT_BYTES = 64 * MIB
-// How long after the refusal the rest may take: uWS's own idle timeout (10 s), so a
-// refused request holds its connection no longer than an idle one is kept. A client
-// sending the rest at 6.4 MB/s or more finishes 64 MiB within it.
+// How long after the refusal the rest may take: upstream uWS's own idle timeout (10 s;
+// the 20.57 build tested here has 30 s), so a refused request holds its connection no
+// longer than an idle one is kept. A client sending 6.4 MB/s finishes 64 MiB within it.
 const DEFAULT_TIMEOUT = 10000
 // After a closing answer, how long the client has to read it before the connection
 // closes: several round trips on any link, for ~200 bytes.
@@ -86,7 +86,7 @@ const MAX_TIMEOUT = 0x7fffffff
 /**
  * The `linger` option: undefined/null for the defaults, false for none (nothing more is
  * read: the answer goes out at once with `Connection: close`), or { bytes, timeout }
- * (bytes: a number or a string like '64mb'; timeout: ms, 0 for none).
+ * (bytes: a number or a string like '64mb'; timeout: ms, 0 to wait for none of it).
  */
 function parseLinger (value) {
   if (value === undefined || value === null) return DEFAULTS
