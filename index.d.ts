@@ -504,3 +504,71 @@ export const multipart: {
   memoryStorage(): StorageEngine
   MulterError: typeof MulterError
 }
+
+/**
+ * What the server still reads of a body refused before its end (a limit, a bad
+ * encoding, a timeout, a stream destroyed), so that the answer reaches a client still
+ * sending it: the rest is dropped, never kept, until it ends, for at most `bytes` more
+ * bytes and `timeout` ms. The answer goes out when the body has ended (keep-alive
+ * intact); past a bound, with `Connection: close`, reading stopped, and the connection
+ * closed 2 s later. `false`: nothing more is read, the answer goes out at once with
+ * `Connection: close`.
+ */
+export interface LingerOptions {
+  /** Bytes, or a string like '64mb'. Default 64 MiB. */
+  bytes?: number | string
+  /** Milliseconds from the refusal, 0 to 2147483647 (0: none). Default 10000. */
+  timeout?: number
+}
+
+export interface ReadBodyOptions {
+  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000 }. */
+  linger?: LingerOptions | false
+}
+
+export interface BodyStreamOptions {
+  /** See LingerOptions: for a body the stream stops reading (an error, destroy()). */
+  linger?: LingerOptions | false
+}
+
+export interface ParserOptions {
+  /** See LingerOptions: next(err) runs once the rest of a refused body is dropped, or a bound passed. */
+  linger?: LingerOptions | false
+}
+
+/** The parts of uWS's HttpResponse that answerError uses. */
+export interface UwsAnswerableResponse extends UwsPausableResponseLike {
+  writeStatus(status: string | ArrayBufferView | ArrayBuffer): unknown
+  writeHeader(key: string, value: string): unknown
+  end(body?: string | ArrayBufferView | ArrayBuffer, closeConnection?: boolean): unknown
+  cork(cb: () => void): unknown
+  close(): unknown
+  aborted?: boolean
+}
+
+export interface AnswerErrorOptions {
+  /** The answer's body instead of the JSON { status, code, message }. */
+  body?: string | Buffer
+  /** Its content-type; default application/json (text/plain for a string `body`). */
+  contentType?: string
+  /** More headers (not content-length, connection or transfer-encoding). */
+  headers?: Record<string, string | number>
+  /**
+   * Only for a body uws-body does not read (BodyAccumulator): whether its last chunk was
+   * seen (default true). When false, answerError reads and drops the rest itself (its
+   * onData replaces yours) and answers once it is done, as for uws-body's readers.
+   */
+  bodyEnded?: boolean
+  /** With bodyEnded: false, the bounds for the rest (see LingerOptions). */
+  linger?: LingerOptions | false
+}
+
+/**
+ * Answers an error on a bare uWS response so that it reaches the client, also one still
+ * sending a body that was refused: status from error.status (400-599, else 500), a short
+ * JSON body { status, code, message } (code and message when the error is meant for the
+ * client: BodyError, MulterError, `expose`), sent once the rest of the body has been
+ * dropped (see LingerOptions). Does nothing once `res.aborted` is set.
+ * @throws {TypeError} for a `res` that is not a uWS response or a bad option.
+ */
+export function answerError(res: UwsAnswerableResponse, error: unknown, options?: AnswerErrorOptions): void

@@ -7,6 +7,7 @@ const { bodyStream } = require('./lib/stream')
 const { readMultipart } = require('./lib/multipart/read')
 const { bodyTimeout } = require('./lib/timeout')
 const parsers = require('./lib/parsers')
+const { answerError } = require('./lib/linger')
 const { multipart, MulterError } = require('./lib/multipart/multer')
 
 /** Native memory held by bodies and by the pool, process-wide (all threads). */
@@ -39,5 +40,8 @@ module.exports = {
   urlencoded: parsers.urlencoded,
   // multer's API (single, array, fields, none, any; storages; MulterError).
   multipart,
-  MulterError
+  MulterError,
+  // Answers a BodyError (or any error) on a bare uWS response so that it reaches a client
+  // still sending the body (lib/linger.js).
+  answerError
 }

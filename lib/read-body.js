@@ -1,10 +1,11 @@
 'use strict'
 const { Buffer } = require('node:buffer')
 const { BodyAccumulator } = require('./accumulator')
-const { describe } = require('./options')
+const { describe, parseContentLength } = require('./options')
 const { bindOnce } = require('./async-context')
 const errors = require('./errors')
 const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
+const linger = require('./linger')
 
 // Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
 // both functions throw them synchronously as TypeErrors, before touching `res`, so they
@@ -17,6 +18,8 @@ const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout
  * attached before then. It owns `res.onAborted`; when the client goes away it sets
  * `res.aborted = true`, calls `options.onAborted` and rejects with a 400
  * `request.aborted` BodyError, after which `res` must not be used.
+ * A body refused before its end is then read and dropped up to `options.linger`'s bounds
+ * (lib/linger.js): answer it with answerError(res, err), which waits for that.
  */
 function readBody (res, req, options) {
   return read(res, req, options, finishBuffer)
@@ -43,12 +46,16 @@ function read (res, req, options, finish) {
     throw new TypeError('uws-body: options.onAborted must be a function')
   }
   const timeout = parseTimeout(options != null ? options.timeout : undefined, DEFAULT_TIMEOUT)
-  const accumulator = new BodyAccumulator(bodyOptions(req, options))
+  const bounds = linger.parseLinger(options != null ? options.linger : undefined)
+  const bodyOpts = bodyOptions(req, options)
+  const accumulator = new BodyAccumulator(bodyOpts)
   // Called from uWS's abort callback: run it in the caller's async context.
   if (onAborted !== undefined) onAborted = bindOnce(onAborted)
 
   return new Promise((resolve, reject) => {
     let settled = false
+    // Once the body is refused before its end: where the rest of it goes (lib/linger.js).
+    let drain = null
     const deadline = deadlineOf(timeout)
     const settle = (error, body) => {
       if (settled) return
@@ -59,32 +66,53 @@ function read (res, req, options, finish) {
     res.onAborted(() => {
       res.aborted = true
       accumulator.abort()
+      if (drain !== null) drain.abort()
       settle(accumulator.error)
       if (onAborted) onAborted()
     })
     // A body rejected up front (length over the limit, bad length, unsupported encoding)
-    // still gets an onData handler: its bytes are then dropped by push() without work,
-    // and the handler is free to answer with the error's status at once.
-    if (accumulator.error !== null) settle(accumulator.error)
+    // still gets its onData handler: the rest is dropped there.
+    if (accumulator.error !== null) {
+      drain = refuse(res, accumulator, bodyOpts, bounds, false)
+      settle(accumulator.error)
+    }
     res.onData((chunk, isLast) => {
+      if (drain !== null) return drain.chunk(chunk, isLast)
       if (settled) return
       if (passed(deadline)) {
-        const received = accumulator.received
-        accumulator.abort()
-        return settle(errors.timedOut(timeout, received))
+        const error = errors.timedOut(timeout, accumulator.received)
+        drain = refuse(res, accumulator, bodyOpts, bounds, isLast)
+        return settle(error)
       }
-      if (!accumulator.push(chunk)) return settle(accumulator.error)
+      if (!accumulator.push(chunk)) {
+        drain = refuse(res, accumulator, bodyOpts, bounds, isLast)
+        return settle(accumulator.error)
+      }
       if (isLast) {
         let body
         try {
           body = finish(accumulator)
         } catch (error) {
+          drain = refuse(res, accumulator, bodyOpts, bounds, true)
           return settle(error)
         }
         settle(null, body)
       }
     })
   })
+}
+
+/**
+ * Refuses a body: its memory goes now; the rest, if the body has not ended, goes to the
+ * returned drain (lib/linger.js), which drops it as it comes.
+ */
+function refuse (res, accumulator, bodyOpts, bounds, ended) {
+  // What is left of a declared length (parsed again only here, off the path of bodies that
+  // are read): a rest known to pass the bound is not waited for.
+  const expected = ended ? -1 : parseContentLength(bodyOpts.contentLength)
+  const remaining = expected >= 0 ? expected - accumulator.received : -1
+  accumulator.abort()
+  return linger.refused(res, { ended, remaining, linger: bounds })
 }
 
 function bodyOptions (req, options) {

@@ -27,6 +27,7 @@ const { bodyOptions } = require('./read-body')
 const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
 const { bindOnce } = require('./async-context')
+const linger = require('./linger')
 
 // Decoded bytes are written into slabs of this size and pushed as views of them, so that
 // a small decoded piece pins no more than its share of one slab (the pieces of a slab are
@@ -68,15 +69,22 @@ function bodyStream (res, req, options) {
     throw new TypeError('uws-body: options.onAborted must be a function')
   }
   if (onAborted !== undefined) onAborted = bindOnce(onAborted)
+  const bounds = linger.parseLinger(o.linger)
   const expected = parseContentLength(contentLength)
   const encoding = parseContentEncoding(contentEncoding)
-  return new BodyStream(res, { expected, encoding, limit, inflate, timeout, highWaterMark, onAborted })
+  return new BodyStream(res, { expected, encoding, limit, inflate, timeout, highWaterMark, onAborted, bounds })
 }
 
 class BodyStream extends Readable {
-  constructor (res, { expected, encoding, limit, inflate, timeout, highWaterMark, onAborted }) {
+  constructor (res, { expected, encoding, limit, inflate, timeout, highWaterMark, onAborted, bounds }) {
     super({ highWaterMark })
     this._res = res
+    // The rest of a body the stream stops reading before its end (lib/linger.js).
+    this._expected = expected
+    this._bounds = bounds
+    this._lastSeen = false
+    this._stopped = false
+    this._drain = null
     this._handle = null
     this._encoded = !isIdentity(encoding)
     this._slab = null
@@ -97,6 +105,7 @@ class BodyStream extends Readable {
 
     res.onAborted(() => {
       res.aborted = true
+      if (this._drain !== null) this._drain.abort()
       if (this._handle !== null) {
         this._async.runInAsyncScope(this._fail, this, errors.aborted(expected >= 0 ? expected : UNKNOWN, this._receivedBytes))
       }
@@ -117,9 +126,13 @@ class BodyStream extends Readable {
       }
     }
     // Attached whatever happened above: bytes that arrive for a refused or destroyed
-    // stream are dropped without work, which keeps the connection in step.
+    // stream go to its drain, which drops them (and keeps the connection in step).
     res.onData((chunk, isLast) => {
-      if (this._handle === null) return
+      if (this._handle === null) {
+        if (this._drain !== null) this._drain.chunk(chunk, isLast)
+        return
+      }
+      if (isLast) this._lastSeen = true
       this._async.runInAsyncScope(this._write, this, chunk, isLast)
     })
   }
@@ -234,13 +247,21 @@ class BodyStream extends Readable {
     this.destroy(error)
   }
 
-  // Frees the native stream and the timer, and lets uWS read (and drop) the rest of the
-  // body if the client was paused: the connection stays in step and the application can
-  // still answer on it.
+  // Frees the native stream and the timer; a body not read to its end is handed to a
+  // drain (lib/linger.js), and the client resumed if it was paused, so that uWS reads
+  // and drops the rest: answerError(res, err) answers once that is done.
   _release () {
     if (this._handle !== null) {
       native.streamAbort(this._handle)
       this._handle = null
+    }
+    if (!this._stopped) {
+      this._stopped = true
+      if (!this._res.aborted) {
+        const ended = this._lastSeen
+        const remaining = !ended && this._expected >= 0 ? this._expected - this._receivedBytes : -1
+        this._drain = linger.refused(this._res, { ended, remaining, linger: this._bounds })
+      }
     }
     if (this._async !== null) {
       this._async.emitDestroy()

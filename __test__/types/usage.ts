@@ -185,3 +185,24 @@ console.log(uploads, new multipart.MulterError('LIMIT_PART_COUNT').message)
 new MulterError('LIMIT_EVERYTHING')
 // @ts-expect-error array()'s maxCount is a number
 upload.array('photos', '4')
+
+// Early answers (lib/linger.js): answerError and the `linger` option.
+import { answerError } from 'uws-body'
+import type { LingerOptions, AnswerErrorOptions } from 'uws-body'
+uWS.App().post('/linger', (res, req) => {
+  const bounds: LingerOptions = { bytes: '16mb', timeout: 5000 }
+  readBody(res, req, { limit: '1mb', linger: bounds }).then(
+    (body) => { if (!res.aborted) res.cork(() => res.end(`${body.length}`)) },
+    (err) => answerError(res, err)
+  )
+  bodyStream(res, req, { linger: false }).on('error', (err) => answerError(res, err, { body: 'no', contentType: 'text/plain', headers: { 'retry-after': 5 } }))
+  const options: AnswerErrorOptions = { bodyEnded: false, linger: { bytes: 0 } }
+  answerError(res, new Error('x'), options)
+})
+json({ linger: { timeout: 2000 } })
+// @ts-expect-error answerError needs the response
+answerError()
+// @ts-expect-error linger is false or { bytes, timeout }
+readBody({ onData () {}, onAborted () {} }, {}, { linger: true })
+// @ts-expect-error linger.timeout is a number of ms
+raw({ linger: { timeout: '10s' } })

@@ -4,6 +4,7 @@
 const typeis = require('type-is')
 const { parseLimit, describe } = require('../options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
+const { parseLinger } = require('../linger')
 
 // Matching a content-type against the accepted types (type-is's media-type rules) costs
 // a parse per request; the answer depends on the header string alone, so it is cached.
@@ -19,6 +20,7 @@ function normalize (options, defaultType) {
   return {
     limit: parseLimit(o.limit),
     timeout: parseTimeout(o.timeout, DEFAULT_TIMEOUT),
+    linger: parseLinger(o.linger),
     inflate: o.inflate !== false,
     verify,
     defaultCharset: o.defaultCharset || 'utf-8',

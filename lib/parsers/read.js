@@ -103,15 +103,15 @@ function createParser (options, spec) {
     if (spec.charset !== false) {
       charset = charsetOf(req) || options.defaultCharset
       if ((typeof spec.charset === 'function' && !spec.charset(charset)) || !knownCharset(charset)) {
-        discard(source, req)
-        return fail(errors.bodyError('ERR_BODY_CHARSET_UNSUPPORTED', { charset }))
+        const err = errors.bodyError('ERR_BODY_CHARSET_UNSUPPORTED', { charset })
+        return discard(source, req, res, options.linger, bindOnce(() => fail(err)))
       }
     }
 
     const headers = req.headers
     if (!options.inflate && !isIdentity(headers['content-encoding'])) {
-      discard(source, req)
-      return fail(inflateRefused(headers['content-encoding']))
+      const err = inflateRefused(headers['content-encoding'])
+      return discard(source, req, res, options.linger, bindOnce(() => fail(err)))
     }
     // The callback resumes the application (verify, parse's reviver, next): in the
     // caller's async context, not that of the uWS or socket callback it is called from.
@@ -119,6 +119,7 @@ function createParser (options, spec) {
       limit: options.limit,
       inflate: options.inflate,
       timeout: options.timeout,
+      linger: options.linger,
       contentLength: headers['content-length'],
       contentEncoding: headers['content-encoding']
     }, bindOnce((error, acc) => {

@@ -29,9 +29,15 @@
 // ultimate-express after data began flowing into the stream, e.g. behind an async
 // middleware). That path copies each byte twice: the framework already copied every
 // chunk into a stream Buffer before we see it; the second copy (into the body) is ours.
+//
+// A body refused before its end reaches next(err) only once its rest has been dropped,
+// or a bound passed (lib/linger.js beforeNext): the framework's answer then reaches a
+// client that was still sending.
 const { BodyAccumulator } = require('../accumulator')
 const errors = require('../errors')
 const { deadlineOf, passed } = require('../timeout')
+const { parseContentLength } = require('../options')
+const linger = require('../linger')
 
 const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
 const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
@@ -91,6 +97,8 @@ const isUltimate = (source) => source !== NODE_STREAM
 /**
  * Reads the whole body into a BodyAccumulator and calls done(error) or done(null, acc)
  * once, with every byte pushed (the caller then finishes it as a Buffer or a string).
+ * options: the accumulator's, plus `timeout` and `linger` (parseLinger's bounds). A body
+ * refused before its end calls done(error) once its rest is dropped (see above).
  */
 function readInto (source, req, res, options, done) {
   if (source === BODY_GONE) {
@@ -99,6 +107,8 @@ function readInto (source, req, res, options, done) {
   }
   const acc = new BodyAccumulator(options)
   let settled = false
+  let drain = null
+  let controls = null
   const deadline = deadlineOf(options.timeout)
   const settle = (error) => {
     if (settled) return
@@ -110,17 +120,21 @@ function readInto (source, req, res, options, done) {
       done(null, acc)
     }
   }
+  const refuse = (error, ended) => {
+    const received = acc.received
+    acc.abort()
+    if (ended || controls === null) return settle(error)
+    drain = lingerBeforeNext(req, res, controls, options.linger, received, () => settle(error))
+  }
   const onChunk = (chunk, isLast) => {
+    if (drain !== null) return drain.chunk(chunk, isLast)
     if (settled) return
-    if (passed(deadline)) {
-      const received = acc.received
-      acc.abort()
-      return settle(errors.timedOut(options.timeout, received))
-    }
-    if (!acc.push(chunk)) return settle(acc.error)
+    if (passed(deadline)) return refuse(errors.timedOut(options.timeout, acc.received), isLast)
+    if (!acc.push(chunk)) return refuse(acc.error, isLast)
     if (isLast) settle(null)
   }
   const onAbort = () => {
+    if (drain !== null) return drain.abort()
     if (settled) return
     acc.abort()
     settle(acc.error)
@@ -130,26 +144,35 @@ function readInto (source, req, res, options, done) {
     req.bodyRead = true
     return settle(errors.aborted(-1, 0))
   }
-  // Handlers first: a refused body (declared length over the limit, bad encoding) still
-  // has its bytes drained by them, and once done() has run the application may have
+  // Handlers first: a refused body (declared length over the limit, bad encoding) has
+  // its rest dropped by them, and once done() has run the application may have
   // answered, after which uWS forbids touching its response.
-  readChunks(source, req, res, { chunk: onChunk, abort: onAbort })
-  if (acc.error !== null) settle(acc.error)
+  controls = readChunks(source, req, res, { chunk: onChunk, abort: onAbort })
+  if (acc.error !== null && drain === null) refuse(acc.error, false)
+}
+
+/** The drain of a refused body's rest (lib/linger.js beforeNext), for a body read from `req`. */
+function lingerBeforeNext (req, res, controls, bounds, received, proceed) {
+  const expected = parseContentLength(req.headers['content-length'])
+  const remaining = expected >= 0 ? expected - received : -1
+  return linger.beforeNext(res, controls, { remaining, linger: bounds }, proceed)
+}
+
+/**
+ * For a body refused before reading (charset, encoding): its bytes are dropped as they
+ * come, and proceed() is called once they have been (or a bound passed, see above).
+ */
+function discard (source, req, res, bounds, proceed) {
+  if (source === BODY_GONE) return proceed()
+  let drain = null
+  const controls = readChunks(source, req, res, {
+    chunk (chunk, isLast) { if (drain !== null) drain.chunk(chunk, isLast) },
+    abort () { if (drain !== null) drain.abort() }
+  })
+  drain = lingerBeforeNext(req, res, controls, bounds, 0, proceed)
 }
 
 const EMPTY = new Uint8Array(0)
-
-/** For a body refused before reading (charset, encoding): its bytes are dropped as they come. */
-function discard (source, req) {
-  if (source === BODY_GONE) return
-  if (source === UWS) {
-    req.bodyRead = true
-    req._res.onData(() => {})
-  } else {
-    if (source === ULTIMATE_STREAM) req.bodyRead = true
-    req.resume()
-  }
-}
 
 /**
  * Hands the body to `handlers` chunk by chunk, as it arrives, for a consumer that parses
@@ -158,18 +181,20 @@ function discard (source, req) {
  *                                   uWS takes it back when the handler returns) or a
  *                                   Buffer from the request stream; isLast once, at the end
  *   handlers.abort()                the client went away before the end
- * Returns { pause(), resume() }: uWS's res.pause()/resume() (uWS stops reading the socket,
- * TCP slows the sender), or the request stream's. Neither touches a response uWS has
- * already reported gone.
+ * Returns { pause(), resume(), close() }: uWS's res.pause()/resume() (uWS stops reading
+ * the socket, TCP slows the sender), or the request stream's; close() ends the
+ * connection (uWS's res.close(), or the socket's destroy()). None touches a response uWS
+ * has already reported gone or that was answered (uWS.js forbids any use of it then).
  */
 function readChunks (source, req, res, handlers) {
   if (source === UWS) {
     req.bodyRead = true
     const uwsResponse = req._res
-    const gone = () => req.res.aborted === true
+    const gone = () => req.res.aborted === true || req.res.finished === true
     const controls = {
       pause () { if (!gone()) uwsResponse.pause() },
-      resume () { if (!gone()) uwsResponse.resume() }
+      resume () { if (!gone()) uwsResponse.resume() },
+      close () { if (!gone()) uwsResponse.close() }
     }
     if (req.res.aborted || req.res.finished) {
       process.nextTick(handlers.abort)
@@ -180,10 +205,14 @@ function readChunks (source, req, res, handlers) {
     uwsResponse.onData(handlers.chunk)
     return controls
   }
+  let close
   if (source === ULTIMATE_STREAM) {
     req.bodyRead = true
     const socket = res && res.socket
     if (socket && typeof socket.once === 'function') socket.once('close', handlers.abort)
+    close = () => { if (req.res.aborted !== true && req.res.finished !== true) req._res.close() }
+  } else {
+    close = () => { if (req.socket && !req.socket.destroyed) req.socket.destroy() }
   }
   let ended = false
   req.on('data', (chunk) => handlers.chunk(chunk, false))
@@ -197,7 +226,8 @@ function readChunks (source, req, res, handlers) {
   if (source === NODE_STREAM) req.on('close', () => { if (!ended && !req.complete) handlers.abort() })
   return {
     pause () { req.pause() },
-    resume () { req.resume() }
+    resume () { req.resume() },
+    close
   }
 }
 

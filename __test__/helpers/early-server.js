@@ -1,0 +1,129 @@
+'use strict'
+// The server of the early-answer tests, in its own process (forked by early-answer.test.js
+// and soak/early.js): a client and a server in one process take turns on one event loop,
+// which hides the race these tests are about (a client still writing while the server
+// answers and closes). Three apps, each refusing bodies over `limit` on every route:
+//   bare uWS        /readBody /readText /bodyStream /accumulator (README's
+//                   BodyAccumulator pattern), all answered with answerError
+//   ultimate-express /json /raw /text /urlencoded (uws-body's parsers, type '*/*')
+//   Express          the same routes, on node:http
+// A body within the limit is answered 200 "<length> <sha256>" (the bare routes and raw(),
+// else 200 "parsed"). Every app has GET /next
+// (for a request after a refused one on the same connection). The bare app's GET /stats
+// answers { rss, arrayBuffers and bytesInUse (after a GC), dropped (the bytes of refused bodies the
+// server read, lib/linger.js), counters } as JSON.
+// argv[2]: JSON { limit, linger } (linger: the option passed to every API).
+const crypto = require('node:crypto')
+const { Writable, pipeline } = require('node:stream')
+const uWS = require('uWebSockets.js')
+const express = require('express')
+const ultimate = require('ultimate-express')
+const uwsBody = require('../..')
+const { droppedBytes } = require('../../lib/linger')
+
+const config = JSON.parse(process.argv[2] || '{}')
+const limit = config.limit || 1024 * 1024
+const linger = config.linger === undefined ? undefined : config.linger
+const counts = { ok: 0, refused: 0, aborted: 0 }
+const digest = (buf) => `${buf.length} ${crypto.createHash('sha256').update(buf).digest('hex')}`
+
+function bare () {
+  const app = uWS.App()
+  const refused = (res, err) => {
+    if (err.code === 'ECONNABORTED') counts.aborted++
+    else counts.refused++
+    uwsBody.answerError(res, err)
+  }
+  const answer = (res, promise) => promise.then(
+    (body) => {
+      counts.ok++
+      if (!res.aborted) res.cork(() => res.end(digest(Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'))))
+    },
+    (err) => refused(res, err)
+  )
+  app.post('/readBody', (res, req) => answer(res, uwsBody.readBody(res, req, { limit, linger })))
+  app.post('/readText', (res, req) => answer(res, uwsBody.readText(res, req, { limit, linger, encoding: 'latin1' })))
+  app.post('/bodyStream', (res, req) => {
+    const hash = crypto.createHash('sha256')
+    let length = 0
+    const sink = new Writable({
+      write (chunk, encoding, callback) {
+        hash.update(chunk)
+        length += chunk.length
+        callback()
+      }
+    })
+    pipeline(uwsBody.bodyStream(res, req, { limit, linger }), sink, (err) => {
+      if (err) return refused(res, err)
+      counts.ok++
+      if (!res.aborted) res.cork(() => res.end(`${length} ${hash.digest('hex')}`))
+    })
+  })
+  // README's BodyAccumulator pattern.
+  app.post('/accumulator', (res, req) => {
+    const acc = new uwsBody.BodyAccumulator({ contentLength: req.getHeader('content-length'), limit })
+    let answered = false
+    res.onAborted(() => { res.aborted = true; answered = true; acc.abort() })
+    res.onData((chunk, isLast) => {
+      if (answered) return
+      if (!acc.push(chunk)) {
+        answered = true
+        counts.refused++
+        return uwsBody.answerError(res, acc.error, { bodyEnded: isLast, linger })
+      }
+      if (isLast) {
+        answered = true
+        counts.ok++
+        const body = acc.finish()
+        res.cork(() => res.end(digest(body)))
+      }
+    })
+  })
+  app.get('/next', (res) => res.end('next'))
+  app.get('/stats', (res) => {
+    res.onAborted(() => { res.aborted = true })
+    for (let i = 0; i < 3; i++) global.gc()
+    setImmediate(() => {
+      global.gc()
+      const s = uwsBody.stats()
+      if (!res.aborted) res.cork(() => res.end(JSON.stringify({ rss: process.memoryUsage().rss, arrayBuffers: process.memoryUsage().arrayBuffers, bytesInUse: s.bytesInUse, dropped: droppedBytes(), ...counts })))
+    })
+  })
+  return new Promise((resolve, reject) => {
+    app.listen('127.0.0.1', 0, (token) => token ? resolve(uWS.us_socket_local_port(token)) : reject(new Error('uWS could not listen')))
+  })
+}
+
+function routes (app) {
+  for (const kind of ['json', 'raw', 'text', 'urlencoded']) {
+    app.post(`/${kind}`, uwsBody[kind]({ type: '*/*', limit, linger }), (req, res) => {
+      counts.ok++
+      res.send(kind === 'raw' ? digest(req.body) : 'parsed')
+    })
+  }
+  app.get('/next', (req, res) => res.send('next'))
+  app.use((err, req, res, next) => {
+    if (err.code === 'ECONNABORTED') counts.aborted++
+    else counts.refused++
+    res.status(err.status || 500).json({ status: err.status, code: err.code })
+  })
+}
+
+async function main () {
+  const uwsPort = await bare()
+  const ue = ultimate()
+  ue.set('env', 'test')
+  routes(ue)
+  await new Promise((resolve) => ue.listen(0, '127.0.0.1', resolve))
+  const ex = express()
+  ex.set('env', 'test')
+  routes(ex)
+  const server = await new Promise((resolve) => {
+    const s = ex.listen(0, '127.0.0.1', () => resolve(s))
+  })
+  process.send({ uws: uwsPort, ultimate: ue.port, express: server.address().port })
+  // The test ends the process; if it dies first, so does this.
+  process.on('disconnect', () => process.exit(0))
+}
+
+main()

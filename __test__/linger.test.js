@@ -1,0 +1,223 @@
+'use strict'
+// lib/linger.js's pieces: the `linger` option, answerError's answers (their status,
+// headers and body, at once and past the bound) over a real uWS server, and the
+// program's mistakes. What reaches clients that are still sending is in
+// early-answer.test.js.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const net = require('node:net')
+const uWS = require('uWebSockets.js')
+const { readBody, answerError, BodyError, MulterError } = require('..')
+const { parseLinger, Drain, DEFAULT_BYTES, DEFAULT_TIMEOUT } = require('../lib/linger')
+const { parseOne } = require('./helpers/early-clients')
+
+test('the linger option: defaults, false, bytes as a number or a string, and the program\'s mistakes as TypeErrors', () => {
+  assert.deepEqual(parseLinger(undefined), { bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT })
+  assert.deepEqual(parseLinger(null), { bytes: 64 * 1024 * 1024, timeout: 10000 })
+  assert.deepEqual(parseLinger(false), { bytes: 0, timeout: 0 })
+  assert.deepEqual(parseLinger({ bytes: '4mb' }), { bytes: 4 * 1024 * 1024, timeout: 10000 })
+  assert.deepEqual(parseLinger({ bytes: 0, timeout: 0 }), { bytes: 0, timeout: 0 })
+  assert.deepEqual(parseLinger({ timeout: 2500 }), { bytes: DEFAULT_BYTES, timeout: 2500 })
+  for (const bad of [true, 'yes', 5, { bytes: ' 10kb ' }, { bytes: {} }, { timeout: Infinity }, { timeout: -1 }, { timeout: '10s' }, { timeout: 2 ** 31 }]) {
+    assert.throws(() => parseLinger(bad), TypeError, JSON.stringify(bad))
+  }
+  // Where the APIs take it.
+  assert.throws(() => readBody({ onData () {}, onAborted () {} }, {}, { linger: true }), /linger must be false or/)
+  assert.throws(() => require('..').json({ linger: { timeout: Infinity } }), /cannot be waited for forever/)
+})
+
+test('a Drain counts what comes, ends at the last chunk, a byte bound, a time bound or an abort, once', async () => {
+  const outcomes = []
+  const d = new Drain({ bytes: 10, timeout: 10000 }, -1, (o) => outcomes.push(o))
+  d.chunk(new ArrayBuffer(4), false)
+  d.chunk(new Uint8Array(6), false)
+  assert.equal(d.outcome, null)
+  d.chunk(new ArrayBuffer(1), false)
+  assert.deepEqual(outcomes, ['bound'])
+  d.chunk(new ArrayBuffer(1), true)
+  d.abort()
+  assert.deepEqual(outcomes, ['bound'])
+  assert.equal(d.dropped, 11)
+
+  const ended = new Drain({ bytes: 10, timeout: 10000 }, 3, (o) => outcomes.push(o))
+  ended.chunk(new ArrayBuffer(3), true)
+  const aborted = new Drain({ bytes: 10, timeout: 10000 }, -1, (o) => outcomes.push(o))
+  aborted.abort()
+  // Values with no byteLength (or a throwing one) count as nothing.
+  const odd = new Drain({ bytes: 10, timeout: 10000 }, -1, (o) => outcomes.push(o))
+  const buffer = new ArrayBuffer(8)
+  const view = new DataView(buffer)
+  structuredClone(buffer, { transfer: [buffer] }) // its getters now throw
+  for (const v of [null, 'text', 42, {}, view]) odd.chunk(v, false)
+  assert.equal(odd.dropped, 0)
+  odd.abort()
+  assert.deepEqual(outcomes, ['bound', 'ended', 'aborted', 'aborted'])
+
+  // A declared rest over the byte bound, or no time at all, is past the bound at once
+  // (on the next tick, never from the constructor).
+  const past = []
+  const over = new Drain({ bytes: 10, timeout: 10000 }, 11, (o) => past.push(['over', o]))
+  const none = new Drain({ bytes: 0, timeout: 0 }, -1, (o) => past.push(['none', o]))
+  assert.deepEqual(past, [])
+  await new Promise((resolve) => process.nextTick(resolve))
+  assert.deepEqual(past, [['over', 'bound'], ['none', 'bound']])
+  assert.equal(over.outcome, 'bound')
+  assert.equal(none.outcome, 'bound')
+
+  // The drain's timer is unref'd (a refused body never keeps a process alive): this one
+  // keeps the test's.
+  const alive = setTimeout(() => {}, 5000)
+  const timed = await new Promise((resolve) => {
+    const started = Date.now()
+    const t = new Drain({ bytes: 10, timeout: 50 }, -1, (o) => resolve([o, Date.now() - started]))
+    t.chunk(new ArrayBuffer(1), false)
+  })
+  clearTimeout(alive)
+  assert.equal(timed[0], 'bound')
+  assert.ok(timed[1] >= 45, `the time bound after ${timed[1]} ms`)
+})
+
+/** One request on a raw socket; resolves with the parsed answer (or { closed: true }). */
+function exchange (port, request) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    let got = Buffer.alloc(0)
+    socket.on('data', (d) => {
+      got = Buffer.concat([got, d])
+      const r = parseOne(got)
+      if (r !== null) {
+        socket.destroy()
+        resolve({ ...r, raw: got.toString('latin1') })
+      }
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => resolve({ closed: true, raw: got.toString('latin1') }))
+    socket.on('connect', () => socket.write(request))
+  })
+}
+
+function post (path, body, headers = '') {
+  return `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n${headers}\r\n${body}`
+}
+
+test('answerError\'s answers: status, JSON body with the stable code, nothing internal leaked, your own body and headers; past the bound with Connection: close and a length that counts uWS\'s final CRLF', async (t) => {
+  const errors = {
+    '/body': new BodyError('request entity too large', { status: 413, code: 'ERR_BODY_TOO_LARGE', type: 'entity.too.large' }),
+    '/multer': new MulterError('LIMIT_FILE_SIZE', 'avatar'),
+    '/internal': Object.assign(new Error('ENOSPC: no space left on device, write /var/secret/path'), { code: 'ENOSPC' }),
+    '/hidden': Object.assign(new Error('not for you'), { status: 404, expose: false, code: 'SECRET' }),
+    '/weird': Object.assign(new Error('x'), { status: 299, code: 'bad code with spaces' }),
+    '/thrown': 'a string was thrown'
+  }
+  const app = uWS.App()
+  for (const [path, error] of Object.entries(errors)) {
+    app.post(path, (res, req) => {
+      readBody(res, req).then(() => answerError(res, error), (err) => answerError(res, err))
+    })
+  }
+  app.post('/custom', (res, req) => {
+    readBody(res, req).then(() => answerError(res, errors['/body'], { body: 'too big, sorry', headers: { 'retry-after': 30 } }))
+  })
+  app.post('/buffer', (res, req) => {
+    readBody(res, req).then(() => answerError(res, errors['/body'], { body: Buffer.from('{"e":1}'), contentType: 'application/problem+json' }))
+  })
+  app.post('/refused', (res, req) => {
+    readBody(res, req, { limit: 4, linger: false }).catch((err) => answerError(res, err))
+  })
+  const mistakes = []
+  app.post('/mistakes', (res, req) => {
+    readBody(res, req).then(() => {
+      for (const bad of [[{}, errors['/body']], [res, errors['/body'], 5], [res, errors['/body'], { body: 5 }], [res, errors['/body'], { headers: { 'x-a': 'b\r\nset-cookie: 1' } }],
+        [res, errors['/body'], { headers: { 'bad name': 'v' } }], [res, errors['/body'], { headers: { 'content-length': '1' } }], [res, errors['/body'], { headers: 'x' }]]) {
+        try {
+          answerError(...bad)
+          mistakes.push('no throw')
+        } catch (err) {
+          mistakes.push(err instanceof TypeError ? 'TypeError' : err.message)
+        }
+      }
+      res.cork(() => res.end('after the mistakes'))
+    })
+  })
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve(uWS.us_socket_local_port(token))))
+  const json = (r) => JSON.parse(r.body)
+  try {
+    const body = await exchange(port, post('/body', 'abc'))
+    assert.equal(body.status, 413)
+    assert.match(body.raw, /^HTTP\/1\.1 413 Payload Too Large\r\n/)
+    assert.equal(body.headers['content-type'], 'application/json; charset=utf-8')
+    assert.deepEqual(json(body), { status: 413, code: 'ERR_BODY_TOO_LARGE', message: 'request entity too large' })
+    assert.equal(body.headers.connection, undefined, 'a body that ended keeps its connection')
+
+    assert.deepEqual(json(await exchange(port, post('/multer', 'abc'))), { status: 413, code: 'LIMIT_FILE_SIZE', message: 'File too large' })
+    const internal = await exchange(port, post('/internal', 'abc'))
+    assert.equal(internal.status, 500)
+    assert.deepEqual(json(internal), { status: 500, code: 'ERR_INTERNAL', message: 'Internal Server Error' })
+    assert.deepEqual(json(await exchange(port, post('/hidden', 'abc'))), { status: 404, message: 'Not Found' })
+    assert.deepEqual(json(await exchange(port, post('/weird', 'abc'))), { status: 500, code: 'ERR_INTERNAL', message: 'Internal Server Error' })
+    assert.deepEqual(json(await exchange(port, post('/thrown', 'abc'))), { status: 500, code: 'ERR_INTERNAL', message: 'Internal Server Error' })
+
+    const custom = await exchange(port, post('/custom', 'abc'))
+    assert.equal(custom.body, 'too big, sorry')
+    assert.equal(custom.headers['content-type'], 'text/plain; charset=utf-8')
+    assert.equal(custom.headers['retry-after'], '30')
+    const buffer = await exchange(port, post('/buffer', 'abc'))
+    assert.equal(buffer.body, '{"e":1}')
+    assert.equal(buffer.headers['content-type'], 'application/problem+json')
+
+    // linger: false: the closing answer, written whole through writeStatus.
+    const refused = await exchange(port, post('/refused', 'too long a body'))
+    t.diagnostic(JSON.stringify(refused.raw))
+    assert.equal(refused.status, 413)
+    assert.equal(refused.headers.connection, 'close')
+    assert.equal(Number(refused.headers['content-length']), refused.body.length)
+    assert.ok(refused.body.endsWith('\r\n'))
+    assert.deepEqual(JSON.parse(refused.body), { status: 413, code: 'ERR_BODY_TOO_LARGE', message: 'request entity too large' })
+
+    const after = await exchange(port, post('/mistakes', 'abc'))
+    assert.equal(after.body, 'after the mistakes')
+    assert.deepEqual(mistakes, Array(7).fill('TypeError'))
+  } finally {
+    app.close()
+  }
+})
+
+test('answerError does nothing once res.aborted is set, and an application that answers by hand is left alone', async () => {
+  const app = uWS.App()
+  let calls = 0
+  app.post('/aborted', (res, req) => {
+    readBody(res, req).then(() => {
+      res.aborted = true
+      answerError(res, new Error('x'))
+      calls++
+      res.aborted = false
+      res.cork(() => res.end('answered by hand'))
+    })
+  })
+  // Refused mid-body, answered by hand at once: the drain's timers then find `res` gone.
+  app.post('/by-hand', (res, req) => {
+    readBody(res, req, { limit: 4, linger: { bytes: '1mb', timeout: 100 } }).catch((err) => {
+      res.cork(() => res.writeStatus(`${err.status} Error`).end('by hand'))
+      calls++
+    })
+  })
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve(uWS.us_socket_local_port(token))))
+  try {
+    assert.equal((await exchange(port, post('/aborted', 'abc'))).body, 'answered by hand')
+    const byHand = await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1')
+      let got = ''
+      socket.on('data', (d) => { got += d })
+      socket.on('close', () => resolve(got))
+      socket.on('connect', () => {
+        socket.write('POST /by-hand HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789')
+        // Past the drain's 100 ms: its timer must not throw at a response already answered.
+        setTimeout(() => socket.end(), 300)
+      })
+    })
+    assert.match(byHand, /^HTTP\/1\.1 413 Error\r\n[\s\S]*by hand$/)
+    assert.equal(calls, 2)
+  } finally {
+    app.close()
+  }
+})
