@@ -15,11 +15,12 @@ const { MulterError } = errors
 const { parseContentLength, checkNames, describe, INVALID } = require('../options')
 const { sourceOf, isUltimate, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
 const { bindOnce } = require('../async-context')
+const linger = require('../linger')
 
 // multer's options, and uws-body's own (the same as readMultipart's). fileHwm is multer's
 // name for the file streams' mark, readMultipart's highWaterMark.
 const OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath', 'defParamCharset', 'fileHwm',
-  'limit', 'timeout', 'highWaterMark', 'maxPreallocated']
+  'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger']
 
 // req.files' shape: multer's file strategies.
 const NONE = 0
@@ -81,7 +82,7 @@ function handle (instance, fields, strategy, req, res, next) {
     req.bodyRead = true
     return resume(bodyGone(req.method))
   }
-  const request = new MulterRequest(strategy, isUltimate(source), req, res, resume)
+  const request = new MulterRequest(strategy, isUltimate(source), req, res, resume, instance.common.linger)
   const filesLeft = fields === null ? null : maxCounts(fields)
   const expected = parseContentLength(req.headers['content-length'])
   const encoding = req.headers['content-encoding']
@@ -94,9 +95,18 @@ function handle (instance, fields, strategy, req, res, next) {
     fileFilter: filter(instance.fileFilter, filesLeft, req),
     req
   }, request)
+  request.engine = engine
+  request.expected = expected
   request.controls = readChunks(source, req, res, {
-    chunk: (chunk, isLast) => engine.write(chunk, isLast),
-    abort: () => engine.abort()
+    chunk: (chunk, isLast) => {
+      if (request.drain !== null) return request.drain.chunk(chunk, isLast)
+      if (isLast) request.lastSeen = true
+      engine.write(chunk, isLast)
+    },
+    abort: () => {
+      if (request.drain !== null) return request.drain.abort()
+      engine.abort()
+    }
   })
   const started = expected === INVALID ? engine.refuse(errors.bodyError('ERR_BODY_INVALID_LENGTH', {})) : engine.start(request.controls)
   if (started !== true) request.fail(started)
@@ -132,13 +142,19 @@ function filter (user, left, req) {
 
 /** The engine's adapter for multer's API: req.body, and req.file(s) as multer fills them. */
 class MulterRequest {
-  constructor (strategy, ultimate, req, res, next) {
+  constructor (strategy, ultimate, req, res, next, bounds) {
     this.strategy = strategy
     this.ultimate = ultimate
     this.req = req
     this.res = res
     this.next = next
+    this.bounds = bounds
     this.controls = null
+    this.engine = null
+    this.expected = -1
+    this.lastSeen = false
+    // Once the form is refused before the body's end: where the rest goes (lib/linger.js).
+    this.drain = null
     req.body = Object.create(null)
     if (strategy === LIST) req.files = []
     else if (strategy === BY_NAME) req.files = Object.create(null)
@@ -192,21 +208,15 @@ class MulterRequest {
 
   fail (err) {
     if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
-    if (!this.ultimate) {
-      // As multer: the rest of the body is read (and dropped) before next(err), so the
-      // client is not cut off mid-send (EPIPE) by an early answer.
-      const req = this.req
-      req.resume()
-      if (req.readable && !req.destroyed && !req.readableEnded) {
-        let called = false
-        const once = () => { if (!called) { called = true; this.next(err) } }
-        req.once('end', once)
-        req.once('error', once)
-        req.once('close', once)
-        return
-      }
-    }
-    this.next(err)
+    if (this.lastSeen || this.controls === null) return this.next(err)
+    // As multer (and body-parser), the rest of the body is read and dropped before
+    // next(err), so the framework's answer reaches a client still sending; unlike them,
+    // within linger's bounds (past them: Connection: close, and closed).
+    const received = this.engine === null ? 0 : this.engine.received
+    const remaining = this.expected >= 0 ? this.expected - received : -1
+    // (The engine resumed the source if it had paused it. Never resume otherwise: uWS's
+    // resume() without a pause() before it restores no events, and the socket goes deaf.)
+    this.drain = linger.beforeNext(this.res, this.controls, { remaining, linger: this.bounds }, () => this.next(err))
   }
 }
 

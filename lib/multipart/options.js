@@ -5,6 +5,7 @@ const { MemoryStorage } = require('./storage')
 const { paramDecoder } = require('./names')
 const { parseLimit, parseMaxPreallocated, describe } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
+const { parseLinger } = require('../linger')
 
 const KIB = 1024
 const MIB = 1024 * KIB
@@ -20,7 +21,8 @@ const DEFAULT_HIGH_WATER_MARK = 512 * KIB
 /**
  * The engine's options from the application's: `limit` (bytes of the body as sent, and
  * decoded), `timeout`, `highWaterMark`, `preservePath`, `defParamCharset`,
- * `maxPreallocated`. Their defaults depend on whether the storage holds files in memory.
+ * `maxPreallocated`, and `linger` (the bounds on a refused body's rest, lib/linger.js).
+ * Their defaults depend on whether the storage holds files in memory.
  */
 function commonOptions (o, storage) {
   const memory = storage instanceof MemoryStorage
@@ -42,7 +44,8 @@ function commonOptions (o, storage) {
     highWaterMark,
     preservePath,
     decodeParam: paramDecoder(o.defParamCharset),
-    maxPreallocated: parseMaxPreallocated(o.maxPreallocated)
+    maxPreallocated: parseMaxPreallocated(o.maxPreallocated),
+    linger: parseLinger(o.linger)
   }
 }
 

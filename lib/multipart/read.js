@@ -17,8 +17,9 @@ const { commonOptions } = require('./options')
 const errors = require('../errors')
 const { parseContentLength, checkNames, describe, INVALID } = require('../options')
 const { bindOnce } = require('../async-context')
+const linger = require('../linger')
 
-const OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'onAborted']
+const OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted']
 
 
 function parseStorage (storage) {
@@ -65,8 +66,18 @@ function readMultipart (res, req, options) {
   if (onAborted !== undefined) onAborted = bindOnce(onAborted)
 
   return new Promise((resolve, reject) => {
-    const result = new Result(resolve, reject)
     const expected = parseContentLength(contentLength === '' ? undefined : contentLength)
+    // Once the form is refused before the body's end: where the rest goes (lib/linger.js),
+    // so that answerError(res, err) reaches a client still sending it.
+    let drain = null
+    let lastSeen = false
+    const result = new Result(resolve, (err) => {
+      if (!lastSeen && !res.aborted) {
+        const remaining = expected >= 0 ? expected - engine.received : -1
+        drain = linger.refused(res, { ended: false, remaining, linger: common.linger })
+      }
+      reject(err)
+    })
     const encoding = contentEncoding === undefined || contentEncoding === null || contentEncoding === '' ? null : String(contentEncoding)
     const engine = new MultipartEngine(common, {
       contentType,
@@ -83,12 +94,17 @@ function readMultipart (res, req, options) {
     result.scope = scope
     res.onAborted(() => {
       res.aborted = true
+      if (drain !== null) drain.abort()
       scope.runInAsyncScope(engine.abort, engine)
       if (onAborted !== undefined) onAborted()
     })
     // Attached whatever happens next: bytes of a refused body are dropped without work,
     // which keeps the connection in step, and the handler may answer at once.
-    res.onData((chunk, isLast) => scope.runInAsyncScope(engine.write, engine, chunk, isLast))
+    res.onData((chunk, isLast) => {
+      if (drain !== null) return drain.chunk(chunk, isLast)
+      if (isLast) lastSeen = true
+      scope.runInAsyncScope(engine.write, engine, chunk, isLast)
+    })
     // uWS gives '' for a header the request does not have: not multipart.
     const refused = contentType === undefined || contentType === null || contentType === ''
       ? errors.bodyError('ERR_MULTIPART_CONTENT_TYPE', {})
