@@ -235,6 +235,12 @@ export interface Stats {
   bytesPooled: number
   /** The bound on bytesPooled (setPoolLimit). */
   poolLimit: number
+  /**
+   * Native bytes this thread has reported to its V8 isolate as external memory (the
+   * bodies, streams and arenas it holds, and the idle pool blocks on its ledger; never
+   * Buffers, which V8 counts itself), so that its garbage collector sees them.
+   */
+  bytesReported: number
 }
 
 export function stats(): Stats

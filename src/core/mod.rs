@@ -4,6 +4,7 @@ pub mod body;
 pub mod decode;
 pub mod encoding;
 pub mod error;
+pub mod ledger;
 pub mod memory;
 pub mod multipart;
 pub mod pool;
