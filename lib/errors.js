@@ -30,6 +30,9 @@ const KINDS = {
   ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
   ECONNABORTED: [400, 'request.aborted', () => 'request aborted'],
   ERR_BODY_OUT_OF_MEMORY: [503, 'memory.exhausted', () => 'no memory for the request body'],
+  // A body read as text (finishString, readText, the text parsers) whose string would be
+  // longer than V8 makes one: `limit` is buffer.constants.MAX_STRING_LENGTH.
+  ERR_BODY_STRING_TOO_LONG: [413, 'entity.too.large', () => 'request entity too large to be read as a string'],
   // The body did not arrive whole within the `timeout` option (lib/timeout.js).
   ERR_BODY_TIMEOUT: [408, 'request.timeout', () => 'request timeout'],
   // The Express parsers' own errors (lib/parsers), with body-parser's status and type.
@@ -76,6 +79,10 @@ function aborted (expected, received) {
   return bodyError('ECONNABORTED', { length: orUndefined(expected), expected: orUndefined(expected), received })
 }
 
+function stringTooLong (limit, received) {
+  return bodyError('ERR_BODY_STRING_TOO_LONG', { limit, received })
+}
+
 function timedOut (timeout, received) {
   return bodyError('ERR_BODY_TIMEOUT', { timeout, received })
 }
@@ -101,4 +108,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }
+module.exports = { BodyError, bodyError, tooLarge, lengthMismatch, aborted, stringTooLong, timedOut, multipartError, stateError }

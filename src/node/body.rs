@@ -126,7 +126,8 @@ pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Valu
     }
 }
 
-/// finishString(body, encoding) -> string | false (the body failed: see error()).
+/// finishString(body, encoding) -> string | false (the body failed: see error()) | the
+/// body's length in bytes (a number: the string would be longer than V8 makes one).
 /// encoding: 0 utf8, 1 latin1, 2 utf16le. The string is built straight from the body's
 /// memory, which then goes back to the pool: no Buffer is ever made.
 ///
@@ -169,14 +170,16 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
                     &mut result,
                 ),
             };
-            if status != sys::Status::napi_ok {
-                return Err(Thrown::Error {
-                    code: "ERR_STRING_TOO_LONG",
-                    message: "BodyAccumulator.finishString: the body is too large for a JS string"
-                        .into(),
-                });
+            match status {
+                sys::Status::napi_ok => Ok(result),
+                // V8 refuses a string over its length limit (generic failure; N-API itself
+                // refuses over INT_MAX: invalid arg), before allocating, throwing nothing.
+                // lib/accumulator.js makes that the client's 413.
+                sys::Status::napi_generic_failure | sys::Status::napi_invalid_arg => {
+                    number(env, bytes.len() as f64)
+                }
+                _ => Err(Thrown::Status(status)),
             }
-            Ok(result)
         })
     }
 }
