@@ -20,7 +20,7 @@ const BUILDS = { '20.57': 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
 
 // The test files that never start a uWS server (directly, through ultimate-express, or in
 // a worker). A file not named here is taken to need uWS.
-const WITHOUT_UWS = ['accumulator.test.js', 'caps.test.js', 'form.test.js', 'loader.test.js', 'pool.test.js', 'v8-memory.test.js']
+const WITHOUT_UWS = ['accumulator.test.js', 'caps.test.js', 'form.test.js', 'loader.test.js', 'gc.test.js', 'pool.test.js', 'v8-memory.test.js']
 
 const dir = path.resolve(process.argv[2] || path.join(__dirname, '..', '__test__'))
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()
