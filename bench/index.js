@@ -4,8 +4,8 @@
 // that version's section of bench/RESULTS.md (and bench/results-node<major>.svg); the
 // other versions' sections and the streaming section are kept.
 //   --node N    runs on Node N (scripts/node-dist.sh fetches it once) instead of this one.
-//   --tune-gc   calls tuneGc() in every benchmark process first (Node 24's opt-in); on
-//               Node 24 the micro table is then followed by its GC-held rows without it.
+//   --tune-gc   calls tuneGc() in every benchmark process first (Node 24's opt-in). On
+//               Node 24 the micro table is followed by its GC-held rows in the other mode.
 // The end-to-end sections need uWS: the installed 20.57 where it loads, the 20.30 fork on
 // Node 20 where 20.57 does not (glibc < 2.38), else they run inside the Debian 13 root of
 // scripts/trixie.sh (as root), and are skipped with the reason when none of these can.
@@ -103,17 +103,20 @@ async function main () {
     const mod = MODULES[section]()
     results[section] = await mod.run({ quick })
     console.log(`\n## ${section}\n\n${mod.render(results[section])}`)
-    if (section === 'micro' && tune && NODE_MAJOR >= 24) {
-      // The same GC-held rows without the opt-in: what Node 24 does by default.
-      console.error('micro, GC-held rows without tuneGc()...')
-      delete process.env.UWS_BODY_BENCH_TUNE_GC
+    if (section === 'micro' && NODE_MAJOR >= 24) {
+      // Node 24's GC-held rows in the other mode: with tuneGc() when the run is without it,
+      // and without it (Node 24's default) when the run is with it.
+      console.error(`micro, GC-held rows ${tune ? 'without' : 'with'} tuneGc()...`)
       const only = process.env.MICRO_SIZES
       process.env.MICRO_SIZES = (only || String([512 * 1024, 4 * 1024 * 1024, 32 * 1024 * 1024, 64 * 1024 * 1024])).split(',').filter((n) => Number(n) >= 512 * 1024).join(',')
-      results.microUntuned = await mod.run({ quick })
+      if (tune) delete process.env.UWS_BODY_BENCH_TUNE_GC
+      else process.env.UWS_BODY_BENCH_TUNE_GC = '1'
+      results.microOther = await mod.run({ quick })
+      if (tune) process.env.UWS_BODY_BENCH_TUNE_GC = '1'
+      else delete process.env.UWS_BODY_BENCH_TUNE_GC
       if (only === undefined) delete process.env.MICRO_SIZES
       else process.env.MICRO_SIZES = only
-      process.env.UWS_BODY_BENCH_TUNE_GC = '1'
-      console.log(`\n## micro without tuneGc()\n\n${mod.render(results.microUntuned)}`)
+      console.log(`\n## micro, GC-held rows ${tune ? 'without' : 'with'} tuneGc()\n\n${mod.render(results.microOther)}`)
     }
   }
   const uwsWanted = wanted.filter((s) => UWS_SECTIONS.includes(s))
@@ -141,8 +144,10 @@ Machine: ${cpu.length} x ${cpu[0] && cpu[0].model}, ${(os.totalmem() / 2 ** 30).
   if (has('micro')) {
     parts.push(`![time per body](results-node${NODE_MAJOR}.svg)\n\n### Micro: time per body\n\n${render('micro')}`)
   }
-  if (results.microUntuned) {
-    parts.push(`### Micro, the GC-held rows without tuneGc() (Node 24's default)\n\n${MODULES.micro().render(results.microUntuned)}`)
+  if (results.microOther) {
+    parts.push(tune
+      ? `### Micro, the GC-held rows without tuneGc() (Node 24's default)\n\n${MODULES.micro().render(results.microOther)}`
+      : `### Micro, the GC-held rows with tuneGc()\n\nThe same rows, every process having called tuneGc() first (README, "Garbage collection").\n\n${MODULES.micro().render(results.microOther)}`)
   }
   if (has('tiny')) {
     parts.push(`### Tiny bodies: per-body cost, bodies back to back
@@ -195,8 +200,8 @@ ${render('memory')}`)
 
 const HEADER = `# Benchmark results
 
-One section per Node version, each written by \`npm run bench -- --node <version>\` (Node 24
-with \`--tune-gc\`, the opt-in its collector needs: README, "Garbage collection").
+One section per Node version, each written by \`npm run bench -- --node <version>\`; on Node 24
+the GC-held micro rows are given with and without \`tuneGc()\` (README, "Garbage collection").
 
 Method: contenders run in alternating order within each round; tables give medians over rounds
 and, for ratios, the median of per-round ratios with the rounds won or their quartiles.
