@@ -5,8 +5,10 @@
 //   Buffer (finish(), readBody, the raw parser): buffer.constants.MAX_LENGTH, 2^32 on
 //     Node 20, 2^53 - 1 on Node 22 and later (then memory is the only bound).
 //   String (finishString(), readText, the json/text/urlencoded parsers):
-//     buffer.constants.MAX_STRING_LENGTH (2^29 - 24 on Node 20, 22 and 24) UTF-16 units;
-//     V8 counts utf8 and latin1 by their bytes, utf16le by its units.
+//     buffer.constants.MAX_STRING_LENGTH (2^29 - 24 on Node 20, 22 and 24) UTF-16 units:
+//     a latin1 body's bytes, a utf16le body's units, and for utf8 its characters when they
+//     all fit one byte (the native tier makes such text a one-byte string), else its bytes
+//     (V8's UTF-8 decoder checks the byte length).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const os = require('node:os')
@@ -80,9 +82,9 @@ test('one byte over 4 GiB: Node 20 refuses the Buffer (freed once, by Node); Nod
 })
 
 test('a body longer than a string can be: a 413 BodyError from finishString, for each encoding', { skip: os.totalmem() < 8 * GIB && 'needs 8 GiB of memory' }, () => {
-  // MAX_STRING_LENGTH bytes is the longest utf8 or latin1 body V8 makes a string of (it
-  // counts the bytes, not the characters), 2x that for utf16le; other encodings go
-  // through Buffer.toString, whose ERR_STRING_TOO_LONG is mapped the same way.
+  // MAX_STRING_LENGTH bytes is the longest ASCII or latin1 body a string holds, 2x that
+  // for utf16le; other encodings go through Buffer.toString, whose ERR_STRING_TOO_LONG is
+  // mapped the same way.
   const source = `
     const { BodyAccumulator } = require(ROOT)
     const { constants: { MAX_STRING_LENGTH: MAX } } = require('node:buffer')

@@ -4,6 +4,8 @@
 // that version's section of bench/RESULTS.md (and bench/results-node<major>.svg); the
 // other versions' sections and the streaming section are kept.
 //   --node N    runs on Node N (scripts/node-dist.sh fetches it once) instead of this one.
+//   --trixie    runs the uWS sections in the Debian 13 root even where uWS loads here (so
+//               that every Node version is measured on uWS 20.57).
 //   --tune-gc   calls tuneGc() in every benchmark process first (Node 24's opt-in). On
 //               Node 24 the micro table is followed by its GC-held rows in the other mode.
 // The end-to-end sections need uWS: the installed 20.57 where it loads, the 20.30 fork on
@@ -43,6 +45,8 @@ function uwsLoads (env) {
 
 /** How the end-to-end sections get uWS: { where: 'here' } (process.env set up for it), 'trixie' or 'none' (why). */
 function uwsPlan () {
+  const trixie = process.platform === 'linux' && process.getuid && process.getuid() === 0 && !process.argv.includes('--in-trixie')
+  if (process.argv.includes('--trixie') && trixie) return { where: 'trixie' }
   if (uwsLoads(process.env)) return { where: 'here' }
   const fork = path.join(ROOT, 'node_modules', 'uws-fork-20.30')
   if (NODE_MAJOR <= 20 && fs.existsSync(fork)) {
@@ -52,7 +56,7 @@ function uwsPlan () {
       return { where: 'here', build: 'uWS 20.30 fork' }
     }
   }
-  if (process.platform === 'linux' && process.getuid && process.getuid() === 0 && !process.argv.includes('--in-trixie')) return { where: 'trixie' }
+  if (trixie) return { where: 'trixie' }
   return { where: 'none', why: `uWS does not load on Node ${process.version} here, and the Debian 13 root needs root` }
 }
 
@@ -139,7 +143,7 @@ function section (results, { quick, tune, seconds, uws, skipped }) {
   const has = (name) => results[name] !== undefined
   const parts = [`## Node ${process.version}${tune ? ', with tuneGc()' : ''}
 
-Produced by \`npm run bench --${quick ? ' --quick' : ''} --node ${NODE_MAJOR}${tune ? ' --tune-gc' : ''}\` on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.
+Produced by \`npm run bench --${quick ? ' --quick' : ''} --node ${NODE_MAJOR}${tune ? ' --tune-gc' : ''}${process.argv.includes('--trixie') ? ' --trixie' : ''}\` on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.
 Machine: ${cpu.length} x ${cpu[0] && cpu[0].model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}. Shared and noisy.${uws.build ? ` End to end on the ${uws.build}.` : uws.where === 'trixie' ? ' End to end on uWS 20.57 in the Debian 13 root (scripts/trixie.sh).' : ''}${skipped ? ` End to end not run: ${skipped}.` : ''}`]
   if (has('micro')) {
     parts.push(`![time per body](results-node${NODE_MAJOR}.svg)\n\n### Micro: time per body\n\n${render('micro')}`)

@@ -9,6 +9,7 @@ pub mod memory;
 pub mod multipart;
 pub mod pool;
 pub mod stream;
+pub mod text;
 
 #[cfg(test)]
 mod props;
