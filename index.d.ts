@@ -84,6 +84,7 @@ export type BodyErrorCode =
   | 'ERR_BODY_DEPTH_EXCEEDED'
   | 'ECONNABORTED'
   | 'ERR_BODY_OUT_OF_MEMORY'
+  | 'ERR_BODY_STRING_TOO_LONG'
   | 'ERR_BODY_TIMEOUT'
   | 'ERR_MULTIPART_CONTENT_TYPE'
   | 'ERR_MULTIPART_BOUNDARY'
@@ -241,12 +242,27 @@ export interface Stats {
   bytesPooled: number
   /** The bound on bytesPooled (setPoolLimit). */
   poolLimit: number
+  /**
+   * Native bytes this thread has reported to its V8 isolate as external memory (the
+   * bodies, streams and arenas it holds, and the idle pool blocks on its ledger; never
+   * Buffers, which V8 counts itself), so that its garbage collector sees them.
+   */
+  bytesReported: number
 }
 
 export function stats(): Stats
 
 /** Bounds the bytes the pool keeps idle (default 256 MiB); 0 disables pooling. */
 export function setPoolLimit(bytes: number): void
+
+/**
+ * Opt-in, once at startup, for Node 24: sets V8's --scavenger-max-new-space-capacity-mb to
+ * 8 (Node 22's default) at run time, so that garbage Buffers are collected by young-
+ * generation scavenges (every 32 MiB of them) instead of full mark-compacts. The main
+ * isolate's young generation keeps its size; only worker threads started later get a
+ * smaller one. Does nothing on V8 < 12 (Node 20) or when the command line sets the flag.
+ */
+export function tuneGc(): { applied: boolean; reason: string }
 
 /** Bodies of a known length up to this many bytes (and maxPreallocated) are read in JS; larger ones natively. */
 export const JS_TIER_MAX: number

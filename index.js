@@ -6,6 +6,7 @@ const { readBody, readText } = require('./lib/read-body')
 const { bodyStream } = require('./lib/stream')
 const { readMultipart } = require('./lib/multipart/read')
 const { bodyTimeout } = require('./lib/timeout')
+const { tuneGc } = require('./lib/gc')
 const parsers = require('./lib/parsers')
 const { answerError } = require('./lib/linger')
 const { multipart, MulterError } = require('./lib/multipart/multer')
@@ -31,6 +32,7 @@ module.exports = {
   readText,
   setPoolLimit,
   stats,
+  tuneGc,
   JS_TIER_MAX,
   FIRST_CHUNK_MAX,
   // Express middleware (body-parser's API) for ultimate-express and Express.

@@ -84,6 +84,28 @@ test('finishString decodes utf8, latin1 and utf16le on both tiers, across chunk 
   assert.equal(new BodyAccumulator({ contentLength: 0 }).finishString('utf16le'), '')
 })
 
+test('finishString utf8 makes the string Buffer.toString makes: ASCII, Latin-1 range, other text, invalid bytes', () => {
+  // The native tier makes one-byte text from its Latin-1 form and leaves everything else
+  // to V8's UTF-8 decoder: the result must not depend on which.
+  const random = (n, seed) => { const b = Buffer.alloc(n); let x = seed; for (let i = 0; i < n; i++) { x = (x * 1103515245 + 12345) >>> 0; b[i] = x >>> 24 } return b }
+  const bodies = [
+    Buffer.from('{"a":"plain ascii"}'.repeat(20000)),
+    Buffer.from('caf\u00e9 na\u00efve \u00ff\u0080 '.repeat(20000)),
+    Buffer.concat([Buffer.from('x'.repeat(300000)), Buffer.from('\u0100')]), // one character over U+00FF, at the end
+    Buffer.concat([Buffer.from('caf\u00e9'.repeat(60000)), Buffer.from([0xc3])]), // truncated at the end
+    Buffer.concat([Buffer.from('x'.repeat(300000)), Buffer.from([0xc0, 0x80, 0xc3, 0x28, 0x80])]), // overlong, bad continuation, lone continuation
+    random(JS_TIER_MAX + 5000, 7),
+    Buffer.from('\u6f22\u5b57 \ud83d\ude00 '.repeat(30000))
+  ]
+  for (const body of bodies) {
+    for (const contentLength of [body.length, undefined]) {
+      const acc = new BodyAccumulator({ contentLength, limit: '8mb' })
+      for (let i = 0; i < body.length; i += 65483) acc.push(body.subarray(i, i + 65483))
+      assert.equal(acc.finishString('utf8'), body.toString('utf8'), `${body.length} bytes, ${body.subarray(-8).toString('hex')}`)
+    }
+  }
+})
+
 test('finishString throws the body error and rejects unknown encodings', () => {
   for (const size of [10, MIB]) {
     const acc = new BodyAccumulator({ contentLength: size, limit: '2mb' })

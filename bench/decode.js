@@ -54,7 +54,7 @@ async function run ({ quick = false } = {}) {
       for (let r = 0; r < rounds; r++) {
         const order = Object.entries(contenders)
         if (r % 2) order.reverse()
-        for (const [k, fn] of order) times[k].push(await timePerCall(fn, budget))
+        for (const [k, fn] of order) times[k].push((await timePerCall(fn, budget)).seconds)
       }
       const row = { size, coding: name, ratio: encoded.length / size, c: median(times.c), rounds }
       if (decode) {

@@ -5,6 +5,7 @@
 //   express  Express 5 with body-parser (node:http)
 // POST /raw /json /text /urlencoded parse the body and answer with a short summary;
 // GET /reset and /stats measure this process's CPU time.
+require('./tune')
 const kind = process.argv[2]
 const uwsBody = require('..')
 

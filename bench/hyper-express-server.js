@@ -3,6 +3,7 @@
 // time is its own: POST /raw (await req.buffer()), /json (req.json()), /text (req.text()),
 // /urlencoded (req.urlencoded()) answer with the body's length or key count; GET /reset
 // and /stats measure this process's CPU time, as bench/server.js and express-server.js.
+require('./tune')
 const HyperExpress = require('./hyper-express')
 
 // Larger than any body the benches send (bench/express.js's limit is 64 MiB).

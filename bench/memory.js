@@ -2,6 +2,7 @@
 // Memory: 64 concurrent 8 MiB uploads, chunks interleaved as they would arrive (65483 B),
 // every body held at the end. Peak RSS growth over the bytes held, per contender, each in
 // a fresh child process so one cannot warm or fragment the heap for another.
+require('./tune')
 const { fork } = require('node:child_process')
 const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
 const { table } = require('./stats')

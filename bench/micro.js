@@ -1,8 +1,19 @@
 'use strict'
-// In-process time per body: push every chunk of a body, get the final Buffer. Contenders
-// run in alternating order in each round; the event loop gets a turn between bodies, as
-// in a server, so GC and external-buffer finalizers are paid inside the timings.
-const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
+// Time per body: push every chunk of a body, get the final Buffer. The event loop gets a
+// turn after every body, as in a server, so GC and external-buffer finalizers are paid
+// inside the timings.
+//
+// Each contender runs in a process of its own, every row in turn, as a server runs one
+// body reader: in one process, each paid for the garbage the others left, and V8's
+// collector tuned itself to all of them ((b)'s JS Buffers started mark-compacts that ran
+// during (c)'s turn). Rounds alternate the order of the processes; ratios are per round.
+// uWS-body's collections are counted per 1000 bodies: scavenges are cheap, mark-compacts
+// are what a large body must stay out of.
+//   node bench/micro.js [--quick]   MICRO_SIZES=524288,4194304 runs those rows only;
+//   UWS_BODY_BENCH_TUNE_GC=1 calls tuneGc() in every process first (Node 24's opt-in).
+const { spawnSync } = require('node:child_process')
+const { setImmediate: tick } = require('node:timers/promises')
+const { PerformanceObserver, performance, constants: { NODE_PERFORMANCE_GC_MINOR, NODE_PERFORMANCE_GC_MAJOR } } = require('node:perf_hooks')
 const { median, paired, formatTime, formatSize, table, timePerCall } = require('./stats')
 
 const KIB = 1024
@@ -13,7 +24,6 @@ function rows (quick) {
   const sizes = quick ? [0, 100, 4 * KIB, 64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB] : [0, 100, 4 * KIB, 64 * KIB, 512 * KIB, 4 * MIB, 32 * MIB, 64 * MIB]
   const chunkings = quick ? [Infinity, 65483] : [Infinity, 16 * KIB, 65483, 512 * KIB]
   const out = []
-  // MICRO_SIZES=524288,4194304 runs those rows only.
   const only = process.env.MICRO_SIZES ? process.env.MICRO_SIZES.split(',').map(Number) : null
   for (const size of sizes) {
     if (only !== null && !only.includes(size)) continue
@@ -38,33 +48,38 @@ function chunksOf (size, chunk) {
   return out
 }
 
-const contenders = {
-  a: copyConcat,
-  b: seedPrealloc,
-  c: uwsBody,
-  // (d) the floor: one warm memcpy of the same bytes into a buffer that already exists.
-  d: (contentLength, limit, floor) => {
-    let offset = 0
-    return {
-      push (ab) { floor.set(new Uint8Array(ab), offset); offset += ab.byteLength },
-      finish () { return floor }
+/** The readers, by letter; made in the contender's own process only. */
+function contender (name) {
+  const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
+  return {
+    a: copyConcat,
+    b: seedPrealloc,
+    c: uwsBody,
+    // (d) the floor: one warm memcpy of the same bytes into a buffer that already exists.
+    d: (contentLength, limit, floor) => {
+      let offset = 0
+      return {
+        push (ab) { floor.set(new Uint8Array(ab), offset); offset += ab.byteLength },
+        finish () { return floor }
+      }
+    },
+    // (f) the floor for a body the program keeps until V8 collects it: one memcpy into
+    // memory that was faulted in but is not in cache, the next of buffers rotating through
+    // 128 MiB. Such a Buffer is the program's until a collection (every 32 MiB of young
+    // Buffers at best), so consecutive bodies cannot share cache-resident memory as (d) does.
+    f: (contentLength, limit, floor, cold) => {
+      const target = cold.buffers[cold.next++ % cold.buffers.length]
+      let offset = 0
+      return {
+        push (ab) { target.set(new Uint8Array(ab), offset); offset += ab.byteLength },
+        finish () { return target }
+      }
     }
-  },
-  // (f) the floor without release(): one memcpy into memory that was faulted in but is
-  // not in cache, the next of buffers rotating through 64 MiB. A body handed out as a
-  // Buffer stays the program's until V8 collects it (every ~32 MiB of young external
-  // memory here), so consecutive bodies cannot share cache-resident memory as (d) does.
-  f: (contentLength, limit, floor, cold) => {
-    const target = cold.buffers[cold.next++ % cold.buffers.length]
-    let offset = 0
-    return {
-      push (ab) { target.set(new Uint8Array(ab), offset); offset += ab.byteLength },
-      finish () { return target }
-    }
-  }
+  }[name]
 }
 
-const COLD_BYTES = 64 * MIB
+const NAMES = ['a', 'b', 'c', 'd', 'f']
+const COLD_BYTES = 128 * MIB
 
 /** (f)'s buffers for bodies of `size` bytes, written once so that their pages are faulted in. */
 function coldBuffers (size) {
@@ -72,56 +87,108 @@ function coldBuffers (size) {
   return { buffers: Array.from({ length: count }, () => Buffer.allocUnsafeSlow(size).fill(1)), next: 0 }
 }
 
-function timeOne (make, chunks, contentLength, floor, cold, budget) {
-  return timePerCall(() => {
-    const reader = make(contentLength, LIMIT, floor, cold)
-    for (const ab of chunks) reader.push(ab)
-    return reader.finish()
-  }, budget)
+/** In a contender's process: every row, warmed up then timed, with the collections seen. */
+async function measure (name, rowList, budget) {
+  require('./tune')
+  const make = contender(name)
+  const entries = []
+  const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) entries.push(e) })
+  observer.observe({ entryTypes: ['gc'] })
+  const out = []
+  for (const { size, chunk, known } of rowList) {
+    const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
+    const floor = name === 'd' ? Buffer.alloc(size) : null
+    const cold = name === 'f' ? coldBuffers(size) : null
+    const one = () => {
+      const reader = make(known ? size : -1, LIMIT, floor, cold)
+      for (const ab of chunks) reader.push(ab)
+      return reader.finish()
+    }
+    // Warmed up first: the code, and the pool and V8's heap for this size (the process's
+    // first row longer, from a fresh start).
+    await timePerCall(one, out.length === 0 ? 2 * budget : budget / 4)
+    const from = performance.now()
+    const { seconds, calls } = await timePerCall(one, budget)
+    const to = performance.now()
+    await tick()
+    for (const e of observer.takeRecords()) entries.push(e)
+    const kind = (e) => (e.detail ? e.detail.kind : e.kind)
+    const within = entries.filter((e) => e.startTime >= from && e.startTime <= to)
+    entries.length = 0
+    out.push({
+      seconds,
+      minor: (within.filter((e) => kind(e) === NODE_PERFORMANCE_GC_MINOR).length * 1000) / calls,
+      major: (within.filter((e) => kind(e) === NODE_PERFORMANCE_GC_MAJOR).length * 1000) / calls
+    })
+  }
+  observer.disconnect()
+  return out
 }
 
 async function run ({ quick = false } = {}) {
   const rounds = quick ? 3 : 7
-  const budget = quick ? 0.02 : 0.04
-  const results = []
-  for (const { size, chunk, known } of rows(quick)) {
-    const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
-    const floor = Buffer.alloc(size)
-    const cold = coldBuffers(size)
-    const times = { a: [], b: [], c: [], d: [], f: [] }
-    const order = Object.keys(contenders)
-    for (let r = 0; r < rounds; r++) {
-      const names = r % 2 ? [...order].reverse() : order
-      for (const name of names) {
-        times[name].push(await timeOne(contenders[name], chunks, known ? size : -1, floor, cold, budget))
-      }
+  const budget = quick ? 0.03 : 0.06
+  const rowList = rows(quick)
+  const seen = Object.fromEntries(NAMES.map((n) => [n, []])) // per round: per row
+  for (let r = 0; r < rounds; r++) {
+    for (const name of r % 2 ? [...NAMES].reverse() : NAMES) {
+      const child = spawnSync(process.execPath, [...process.execArgv, __filename, '--contender', name, '--budget', String(budget)], {
+        input: JSON.stringify(rowList), encoding: 'utf8', maxBuffer: 64 * MIB, stdio: ['pipe', 'pipe', 'inherit']
+      })
+      if (child.status !== 0) throw new Error(`bench/micro.js: contender ${name} exited with ${child.status} ${child.signal || ''}`)
+      seen[name].push(JSON.parse(child.stdout))
     }
+    if (!module.parent || process.env.BENCH_VERBOSE) console.error(`micro: round ${r + 1}/${rounds}`)
+  }
+  return rowList.map(({ size, chunk, known }, i) => {
+    const times = Object.fromEntries(NAMES.map((n) => [n, seen[n].map((round) => round[i].seconds)]))
     const cb = paired(times.c, times.b)
     const cd = paired(times.c, times.d)
     const cf = paired(times.c, times.f)
-    const row = {
-      size, chunks: chunks.length, known,
+    const gcs = seen.c.map((round) => round[i])
+    return {
+      size, chunks: chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk).length, known,
       a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d), f: median(times.f),
-      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, cf: cf.ratio
+      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, cf: cf.ratio, cfWon: cf.won,
+      cfLow: quartile(times.c, times.f, 1), cfHigh: quartile(times.c, times.f, 3),
+      minor: median(gcs.map((g) => g.minor)), major: median(gcs.map((g) => g.major))
     }
-    results.push(row)
-    if (!module.parent || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
-  }
-  return results
+  })
 }
+
+/** The first or third quartile of the per-round ratios a/b. */
+function quartile (a, b, q) {
+  const ratios = a.map((x, i) => x / b[i]).sort((x, y) => x - y)
+  return ratios[Math.min(ratios.length - 1, Math.floor((q * (ratios.length - 1)) / 4))]
+}
+
+const perThousand = (n) => (n < 10 ? n.toFixed(1) : n.toFixed(0))
 
 function formatRow (r) {
   return [formatSize(r.size), r.chunks, r.known ? 'yes' : 'no', formatTime(r.a), formatTime(r.b), formatTime(r.c), formatTime(r.d),
-    formatTime(r.f), r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2), r.cf.toFixed(2)]
+    formatTime(r.f), r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2),
+    `${r.cf.toFixed(2)} (${r.cfLow.toFixed(2)}-${r.cfHigh.toFixed(2)})`, `${perThousand(r.minor)} / ${perThousand(r.major)}`]
 }
 
 function render (results) {
-  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(f) cold floor', 'c/b', 'c won', 'c/d', 'c/f'],
+  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(f) cold floor', 'c/b', 'c won', 'c/d', 'c/f (quartiles)', '(c) scavenges / mark-compacts per 1000'],
     results.map(formatRow))
 }
 
 module.exports = { run, render }
 
 if (require.main === module) {
-  run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+  const at = process.argv.indexOf('--contender')
+  if (at >= 0) {
+    const name = process.argv[at + 1]
+    const budget = Number(process.argv[process.argv.indexOf('--budget') + 1])
+    let input = ''
+    process.stdin.on('data', (d) => { input += d })
+    process.stdin.on('end', () => {
+      const rowList = JSON.parse(input).map((r) => ({ ...r, chunk: r.chunk === null ? Infinity : r.chunk }))
+      measure(name, rowList, budget).then((out) => process.stdout.write(JSON.stringify(out)))
+    })
+  } else {
+    run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+  }
 }

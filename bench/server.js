@@ -2,6 +2,7 @@
 // The end-to-end bench's server: POST /a, /b, /c, /d read the body with contenders
 // (a) copy+concat, (b) the seed's JS preallocation, (c) uws-body, (d) a ceiling that
 // only counts bytes. GET /reset and GET /stats measure this process's CPU time.
+require('./tune')
 const uWS = require('uWebSockets.js')
 const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
 

@@ -33,9 +33,10 @@ function table (header, rows) {
 }
 
 /**
- * Seconds per call of `fn` (which returns something with a length, kept so the work is
- * not optimised away), over at least `budget` seconds and 3 calls. The event loop gets a
- * turn after every call, as in a server, so GC and finalizers are paid inside the time.
+ * { seconds, calls }: seconds per call of `fn` (which returns something with a length,
+ * kept so the work is not optimised away), over at least `budget` seconds and 3 calls. The
+ * event loop gets a turn after every call, as in a server, so GC and finalizers are paid
+ * inside the time.
  */
 async function timePerCall (fn, budget) {
   let n = 0
@@ -49,7 +50,7 @@ async function timePerCall (fn, budget) {
     elapsed = Number(process.hrtime.bigint() - start) / 1e9
   }
   if (sink < 0) console.log(sink)
-  return elapsed / n
+  return { seconds: elapsed / n, calls: n }
 }
 
 module.exports = { median, paired, formatTime, formatSize, table, timePerCall }

@@ -27,7 +27,7 @@ async function run ({ quick = false } = {}) {
     }
     const times = { c: [], d: [] }
     for (let r = 0; r < rounds; r++) {
-      for (const [name, fn] of r % 2 ? [['d', d], ['c', c]] : [['c', c], ['d', d]]) times[name].push(await timePerCall(fn, quick ? 0.02 : 0.05))
+      for (const [name, fn] of r % 2 ? [['d', d], ['c', c]] : [['c', c], ['d', d]]) times[name].push((await timePerCall(fn, quick ? 0.02 : 0.05)).seconds)
     }
     const cd = paired(times.c, times.d)
     results.push({ size, c: median(times.c), d: median(times.d), cd: cd.ratio, won: cd.won, rounds })

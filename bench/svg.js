@@ -1,5 +1,5 @@
 'use strict'
-// bench/results.svg: time per body against body size, log-log, one line per contender.
+// bench/results-node<major>.svg: time per body against body size, log-log, one line per contender.
 
 const COLORS = { a: '#d62728', b: '#1f77b4', c: '#2ca02c', d: '#7f7f7f' }
 const LABELS = { a: '(a) copy+concat', b: '(b) JS prealloc (seed)', c: '(c) uws-body', d: '(d) warm memcpy floor' }

@@ -2,7 +2,7 @@
 // Buffer from node:buffer, not the global: globalThis.Buffer is a getter (Node's path to
 // deprecating it in ES modules), and reading it was 8% of a 100-byte body's time. Every
 // module here takes it the same way.
-const { Buffer, constants: { MAX_LENGTH } } = require('node:buffer')
+const { Buffer, constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:buffer')
 const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
@@ -45,7 +45,8 @@ class BodyAccumulator {
       throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
     }
     // A body must fit one Buffer: larger ones are refused as 413 like any other body over
-    // the limit (Node 20: 4 GiB; later versions allow more).
+    // the limit. That is 4 GiB on Node 20; Node 22 and later make a Buffer of any length
+    // up to 2^53 - 1, so there only memory bounds a `limit: Infinity` body.
     const limit = Math.min(parseLimit(options.limit), MAX_LENGTH)
     const maxPreallocated = parseMaxPreallocated(options.maxPreallocated)
     const expected = parseContentLength(options.contentLength)
@@ -140,11 +141,21 @@ class BodyAccumulator {
     const code = STRING_ENCODINGS[encoding]
     if (code === undefined || this._native === null) {
       if (!Buffer.isEncoding(encoding)) throw new TypeError(`BodyAccumulator.finishString: unknown encoding ${JSON.stringify(encoding)}`)
-      return this.finish().toString(encoding)
+      const body = this.finish()
+      try {
+        return body.toString(encoding)
+      } catch (err) {
+        // Node's own ERR_STRING_TOO_LONG: the string (hex, base64, ...) would be longer
+        // than V8 makes one. The client's body did that: a 413 like the native tier's.
+        if (err && err.code === 'ERR_STRING_TOO_LONG') throw this._tooLongForString(body.length)
+        throw err
+      }
     }
     const result = native.finishString(this._native, code)
     if (result === false) throw this._nativeError()
     this._state = FINISHED
+    // A number: the body's length, too long for a string (its memory is released).
+    if (typeof result === 'number') throw this._tooLongForString(result)
     return result
   }
 
@@ -191,6 +202,11 @@ class BodyAccumulator {
     const accepted = native.push(this._native, bytes.length === 0 ? EMPTY_ARRAY_BUFFER : bytes)
     if (accepted === null) throw refusal(chunk)
     return accepted || this._checkNative()
+  }
+
+  _tooLongForString (received) {
+    this._fail(errors.stringTooLong(MAX_STRING_LENGTH, received))
+    return this._error
   }
 
   _fail (error) {

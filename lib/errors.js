@@ -30,6 +30,9 @@ const KINDS = {
   ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
   ECONNABORTED: [400, 'request.aborted', () => 'request aborted'],
   ERR_BODY_OUT_OF_MEMORY: [503, 'memory.exhausted', () => 'no memory for the request body'],
+  // A body read as text (finishString, readText, the text parsers) whose string would be
+  // longer than V8 makes one: `limit` is buffer.constants.MAX_STRING_LENGTH.
+  ERR_BODY_STRING_TOO_LONG: [413, 'entity.too.large', () => 'request entity too large to be read as a string'],
   // The body did not arrive whole within the `timeout` option (lib/timeout.js).
   ERR_BODY_TIMEOUT: [408, 'request.timeout', () => 'request timeout'],
   // The Express parsers' own errors (lib/parsers), with body-parser's status and type.
@@ -71,8 +74,7 @@ const PROGRAM_ERRORS = {
   ERR_BODY_GONE: "ultimate-express did not read this request's body and uWS dropped it (a parser after async middleware): 500",
   ERR_UWS_BODY_NATIVE: 'the native addon did not load (the error lists where it looked)',
   ERR_UWS_BODY_NAPI: 'an N-API call failed inside the addon (a Node bug or exhausted memory)',
-  ERR_UWS_BODY_INTERNAL: 'a defect in the addon, caught before it could harm the process',
-  ERR_STRING_TOO_LONG: "a body decoded to a string longer than V8's string limit"
+  ERR_UWS_BODY_INTERNAL: 'a defect in the addon, caught before it could harm the process'
 }
 
 // The codes multer's MulterError has: errors with these are MulterErrors (a BodyError
@@ -103,6 +105,10 @@ function lengthMismatch (expected, received) {
 
 function aborted (expected, received) {
   return bodyError('ECONNABORTED', { length: orUndefined(expected), expected: orUndefined(expected), received })
+}
+
+function stringTooLong (limit, received) {
+  return bodyError('ERR_BODY_STRING_TOO_LONG', { limit, received })
 }
 
 function timedOut (timeout, received) {
@@ -152,4 +158,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, MulterError, KINDS, PROGRAM_ERRORS, bodyError, tooLarge, lengthMismatch, aborted, timedOut, multipartError, stateError }
+module.exports = { BodyError, MulterError, KINDS, PROGRAM_ERRORS, bodyError, tooLarge, lengthMismatch, aborted, stringTooLong, timedOut, multipartError, stateError }

@@ -7,13 +7,13 @@ const path = require('node:path')
 const ROOT = path.join(__dirname, '..', '..')
 
 /**
- * Runs `source` (CommonJS; `ROOT` is the package folder) with --expose-gc and returns
- * { status, signal, stdout, stderr }. The child inherits LD_PRELOAD and ASAN_OPTIONS,
- * so under asan/run.sh it is checked too.
+ * Runs `source` (CommonJS; `ROOT` is the package folder) with --expose-gc (unless `gc` is
+ * false) and returns { status, signal, stdout, stderr }. The child inherits LD_PRELOAD and
+ * ASAN_OPTIONS, so under asan/run.sh it is checked too.
  */
-function runChild (source, { timeout = 60000, env = {} } = {}) {
+function runChild (source, { timeout = 60000, env = {}, gc = true } = {}) {
   const script = `const ROOT = ${JSON.stringify(ROOT)};\n${source}`
-  return spawnSync(process.execPath, ['--expose-gc', '-e', script], {
+  return spawnSync(process.execPath, [...(gc ? ['--expose-gc'] : []), '-e', script], {
     encoding: 'utf8',
     timeout,
     env: { ...process.env, ...env },

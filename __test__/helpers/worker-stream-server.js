@@ -28,6 +28,9 @@ if (workerData.mode === 'open') {
     }
     kept.push(stream, res)
   }
+  // Reachable until the thread ends: V8 sees the memory the streams hold and would
+  // otherwise collect them first.
+  globalThis.kept = kept
   parentPort.postMessage({ held: stats().bytesInUse - before })
   setTimeout(() => {}, 60000) // alive until terminate()
 } else {

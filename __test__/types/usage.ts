@@ -14,6 +14,7 @@ import {
   readText,
   setPoolLimit,
   stats,
+  tuneGc,
   JS_TIER_MAX,
   FIRST_CHUNK_MAX,
   json,
@@ -61,7 +62,9 @@ const decoded: string = new BodyAccumulator({ contentLength: null }).finishStrin
 new BodyAccumulator().abort()
 const sizes: number[] = [acc.received, acc.length, acc.capacity, JS_TIER_MAX, FIRST_CHUNK_MAX]
 const s: Stats = stats()
-setPoolLimit(s.bytesPooled + s.poolLimit + s.bytesInUse + s.blocksInUse)
+setPoolLimit(s.bytesPooled + s.poolLimit + s.bytesInUse + s.blocksInUse + s.bytesReported)
+const tuned: { applied: boolean, reason: string } = tuneGc()
+console.log(tuned.applied, tuned.reason)
 console.log(accepted, whole, decoded, sizes)
 
 // The parsers fit both frameworks' use(), and per route.

@@ -5,7 +5,8 @@
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::pool;
+use super::ledger::Ledger;
+use super::pool::{self, Held};
 
 static BYTES_IN_USE: AtomicU64 = AtomicU64::new(0);
 static BLOCKS_IN_USE: AtomicU64 = AtomicU64::new(0);
@@ -44,6 +45,10 @@ pub struct Block {
     bytes: Vec<u8>,
     /// Replaced by a larger block while its body grew (see pool::give_leftover).
     leftover: bool,
+    /// The ledger its memory is on (ledger.rs); none for a block that allocated nothing.
+    ledger: Option<Ledger>,
+    /// Bytes taken off the ledger while an ArrayBuffer holds them (see `lend_to_js`).
+    lent: usize,
 }
 
 impl Block {
@@ -60,15 +65,34 @@ impl Block {
 
     /// A block that holds nothing and allocated nothing.
     pub fn empty() -> Block {
-        Block::counted(Vec::new())
-    }
-
-    fn counted(bytes: Vec<u8>) -> Block {
-        BYTES_IN_USE.fetch_add(bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_add(1, Relaxed);
         Block {
-            bytes,
+            bytes: Vec::new(),
             leftover: false,
+            ledger: None,
+            lent: 0,
+        }
+    }
+
+    fn counted(held: Held) -> Block {
+        BYTES_IN_USE.fetch_add(held.bytes.capacity() as u64, Relaxed);
+        BLOCKS_IN_USE.fetch_add(1, Relaxed);
+        Block {
+            bytes: held.bytes,
+            leftover: false,
+            ledger: Some(held.ledger),
+            lent: 0,
+        }
+    }
+
+    /// Takes the bytes held off the ledger, for as long as this block lives: they are
+    /// about to be an ArrayBuffer's, which V8 counts itself (ledger.rs). Dropping the
+    /// block puts them back. Call it once, right before the memory is handed to V8.
+    pub fn lend_to_js(&mut self) {
+        debug_assert_eq!(self.lent, 0);
+        if let Some(ledger) = &self.ledger {
+            self.lent = self.bytes.len();
+            ledger.add(-(self.lent as i64));
         }
     }
 
@@ -86,6 +110,10 @@ impl Block {
 
     pub fn as_slice(&self) -> &[u8] {
         &self.bytes
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.bytes
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
@@ -119,6 +147,7 @@ impl Block {
     /// one goes back to the pool as a growth leftover.
     pub fn move_into(&mut self, mut larger: Block) {
         debug_assert!(larger.is_empty() && larger.capacity() >= self.len());
+        debug_assert!(self.lent == 0 && larger.lent == 0);
         larger.bytes.extend_from_slice(&self.bytes);
         std::mem::swap(self, &mut larger);
         larger.leftover = true;
@@ -155,13 +184,20 @@ impl Drop for Block {
     fn drop(&mut self) {
         BYTES_IN_USE.fetch_sub(self.bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_sub(1, Relaxed);
-        if self.bytes.capacity() != 0 {
-            let bytes = std::mem::take(&mut self.bytes);
-            if self.leftover {
-                pool::give_leftover(bytes);
-            } else {
-                pool::give(bytes);
-            }
+        let Some(ledger) = self.ledger.take() else {
+            return;
+        };
+        // V8 no longer counts what it held: back on the ledger, for the pool to keep or
+        // for the free to take off again.
+        ledger.add(self.lent as i64);
+        let held = Held {
+            bytes: std::mem::take(&mut self.bytes),
+            ledger,
+        };
+        if self.leftover {
+            pool::give_leftover(held);
+        } else {
+            pool::give(held);
         }
     }
 }

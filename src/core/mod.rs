@@ -4,10 +4,12 @@ pub mod body;
 pub mod decode;
 pub mod encoding;
 pub mod error;
+pub mod ledger;
 pub mod memory;
 pub mod multipart;
 pub mod pool;
 pub mod stream;
+pub mod text;
 
 #[cfg(test)]
 mod error_table;

@@ -17,6 +17,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
+use super::ledger::Ledger;
+
 /// Blocks smaller than this are not worth pooling: malloc serves them warm already.
 pub const MIN_POOLED: usize = 4 * 1024;
 /// Classes go up to this size; larger blocks are allocated exactly and freed.
@@ -27,10 +29,26 @@ pub const DEFAULT_POOL_BYTES: u64 = 256 * 1024 * 1024;
 const MIN_SHIFT: u32 = MIN_POOLED.trailing_zeros();
 const CLASSES: usize = ((MAX_POOLED.trailing_zeros() - MIN_SHIFT) * 4 + 1) as usize;
 
-/// An idle block and when it came back (a counter, not a clock).
+/// An idle block, when it came back (a counter, not a clock), and the ledger its bytes
+/// are on (see ledger.rs: idle blocks are reported to V8 too).
 struct Idle {
     returned: u64,
     bytes: Vec<u8>,
+    ledger: Ledger,
+}
+
+/// Memory the pool hands out or takes back: the bytes and the ledger they are on.
+#[derive(Debug)]
+pub struct Held {
+    pub bytes: Vec<u8>,
+    pub ledger: Ledger,
+}
+
+impl Held {
+    /// Frees the memory, and takes it off its ledger.
+    fn free(self) {
+        self.ledger.add(-(self.bytes.capacity() as i64));
+    }
 }
 
 struct Pool {
@@ -41,15 +59,20 @@ struct Pool {
 }
 
 impl Pool {
-    fn pop(&mut self, index: usize) -> Option<Vec<u8>> {
+    fn pop(&mut self, index: usize) -> Option<Held> {
         let idle = self.free.get_mut(index)?.pop_back()?;
         self.bytes -= idle.bytes.capacity() as u64;
         POOL_BYTES.store(self.bytes, Relaxed);
-        Some(idle.bytes)
+        let mut ledger = idle.ledger;
+        ledger.move_here(idle.bytes.capacity());
+        Some(Held {
+            bytes: idle.bytes,
+            ledger,
+        })
     }
 
     /// Removes the least recently returned block of any class.
-    fn evict_oldest(&mut self) -> Option<Vec<u8>> {
+    fn evict_oldest(&mut self) -> Option<Held> {
         let index = (0..self.free.len())
             .filter_map(|i| self.free[i].front().map(|idle| (idle.returned, i)))
             .min()?
@@ -57,7 +80,10 @@ impl Pool {
         let idle = self.free[index].pop_front()?;
         self.bytes -= idle.bytes.capacity() as u64;
         POOL_BYTES.store(self.bytes, Relaxed);
-        Some(idle.bytes)
+        Some(Held {
+            bytes: idle.bytes,
+            ledger: idle.ledger,
+        })
     }
 }
 
@@ -92,7 +118,7 @@ fn class_of(n: usize) -> Option<(usize, usize)> {
 /// A buffer with capacity for at least `n` bytes: a pooled one when the class has one.
 /// `None` when the allocator cannot provide it: `n` is often a client's number, and a
 /// failed allocation must become an answer, never abort the process.
-pub fn take(n: usize) -> Option<Vec<u8>> {
+pub fn take(n: usize) -> Option<Held> {
     let Some((index, size)) = class_of(n) else {
         return allocate(n);
     };
@@ -102,15 +128,18 @@ pub fn take(n: usize) -> Option<Vec<u8>> {
     allocate(size)
 }
 
-/// Exactly `n` bytes of capacity (so a class-sized block stays poolable), or `None`.
-fn allocate(n: usize) -> Option<Vec<u8>> {
+/// Exactly `n` bytes of capacity (so a class-sized block stays poolable), on this
+/// thread's ledger, or `None`.
+fn allocate(n: usize) -> Option<Held> {
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(n).ok()?;
-    Some(bytes)
+    let ledger = Ledger::current();
+    ledger.add(bytes.capacity() as i64);
+    Some(Held { bytes, ledger })
 }
 
 /// An idle pooled buffer for at least `n` bytes, if the pool has one; never allocates.
-pub fn take_idle(n: usize) -> Option<Vec<u8>> {
+pub fn take_idle(n: usize) -> Option<Held> {
     let (index, _) = class_of(n)?;
     POOL.lock().ok()?.pop(index)
 }
@@ -118,7 +147,7 @@ pub fn take_idle(n: usize) -> Option<Vec<u8>> {
 /// The most recently returned idle buffer holding at least `min` and at most `max` bytes,
 /// if the pool has one; never allocates. For a body of unknown length this is the best
 /// guess of its final size: the size recent bodies ended with.
-pub fn take_recent(min: usize, max: usize) -> Option<Vec<u8>> {
+pub fn take_recent(min: usize, max: usize) -> Option<Held> {
     let (first, _) = class_of(min.max(MIN_POOLED))?;
     let mut pool = POOL.lock().ok()?;
     let index = (first..pool.free.len())
@@ -146,29 +175,35 @@ fn class_size_at(index: usize) -> usize {
 const LEFTOVER_SHARE: u64 = 4;
 
 /// Keeps a block left behind by growth (see LEFTOVER_SHARE), else frees it.
-pub fn give_leftover(block: Vec<u8>) {
-    if POOL_BYTES.load(Relaxed) + block.capacity() as u64
+pub fn give_leftover(block: Held) {
+    if POOL_BYTES.load(Relaxed) + block.bytes.capacity() as u64
         <= POOL_LIMIT.load(Relaxed) / LEFTOVER_SHARE
     {
         give(block);
+    } else {
+        block.free();
     }
 }
 
 /// Keeps `block` for reuse if it is of a class size and fits under the bound, evicting
 /// the least recently returned blocks to make room; else frees it.
-pub fn give(mut block: Vec<u8>) {
+pub fn give(block: Held) {
+    let Held {
+        bytes: mut block,
+        ledger,
+    } = block;
     let capacity = block.capacity();
-    let Some((index, size)) = class_of(capacity) else {
+    let limit = POOL_LIMIT.load(Relaxed);
+    let kept = class_of(capacity).filter(|&(_, size)| size == capacity && capacity as u64 <= limit);
+    let (Some((index, _)), Ok(mut pool)) = (kept, POOL.lock()) else {
+        Held {
+            bytes: block,
+            ledger,
+        }
+        .free();
         return;
     };
-    let limit = POOL_LIMIT.load(Relaxed);
-    if size != capacity || capacity as u64 > limit {
-        return;
-    }
     let evicted = {
-        let Ok(mut pool) = POOL.lock() else {
-            return;
-        };
         let mut evicted = Vec::new();
         while pool.bytes + capacity as u64 > limit {
             match pool.evict_oldest() {
@@ -187,10 +222,13 @@ pub fn give(mut block: Vec<u8>) {
         pool.free[index].push_back(Idle {
             returned,
             bytes: block,
+            ledger,
         });
+        drop(pool);
         evicted
     };
-    drop(evicted); // freed outside the lock: large frees are munmap calls
+    // Freed outside the lock: large frees are munmap calls.
+    evicted.into_iter().for_each(Held::free);
 }
 
 /// Bytes held idle by the pool.
@@ -202,7 +240,7 @@ pub fn pooled_bytes() -> u64 {
 /// blocks at once.
 pub fn set_limit(bytes: u64) {
     POOL_LIMIT.store(bytes, Relaxed);
-    let evicted: Vec<Vec<u8>> = {
+    let evicted: Vec<Held> = {
         let Ok(mut pool) = POOL.lock() else {
             return;
         };
@@ -215,7 +253,7 @@ pub fn set_limit(bytes: u64) {
         }
         evicted
     };
-    drop(evicted); // freed outside the lock
+    evicted.into_iter().for_each(Held::free); // freed outside the lock
 }
 
 pub fn limit() -> u64 {
@@ -261,6 +299,9 @@ mod tests {
     fn an_impossible_size_is_none_not_an_abort() {
         assert!(take(usize::MAX).is_none());
         assert!(take(isize::MAX as usize).is_none());
-        assert_eq!(take(MIN_POOLED).map(|b| b.capacity()), Some(MIN_POOLED));
+        assert_eq!(
+            take(MIN_POOLED).map(|b| b.bytes.capacity()),
+            Some(MIN_POOLED)
+        );
     }
 }

@@ -324,3 +324,32 @@ fn an_allocation_the_machine_cannot_make_is_a_503_not_an_abort() {
     assert_eq!(body.capacity(), 0);
     assert_eq!(body.push(b"x"), Ok(false));
 }
+
+/// A thread's ledger (ledger.rs) follows its blocks: taken (allocated, or moved here from
+/// the pool) they count; lent to JS they do not; back in the pool they count again; freed,
+/// they are gone. Other test threads share the pool, so a block may go either way at the
+/// end, never anywhere else.
+#[test]
+fn the_ledger_counts_what_the_thread_holds_but_what_js_holds() {
+    use crate::core::ledger;
+    let _ = ledger::take_unreported();
+    let mut body = Body::new(&options(Some(300_000), 10 * MIB));
+    let held = body.capacity() as i64;
+    assert_eq!(held, rounded(300_000) as i64);
+    assert_eq!(ledger::take_unreported(), held);
+    assert_eq!(body.push(&pattern(300_000)), Ok(true));
+    let mut block = body.finish().unwrap();
+    assert_eq!(ledger::take_unreported(), 0, "finishing moves nothing");
+    block.lend_to_js();
+    assert_eq!(
+        ledger::take_unreported(),
+        -300_000,
+        "V8 counts an ArrayBuffer's bytes"
+    );
+    drop(block);
+    let back = ledger::take_unreported();
+    assert!(
+        back == 300_000 || back == 300_000 - held,
+        "kept by the pool or freed: {back}"
+    );
+}

@@ -76,10 +76,12 @@ pub unsafe fn get<'a, T>(
 ///
 /// # Safety
 /// Called by Node only, once, as the finalizer of the external `data` was given to.
-unsafe extern "C" fn drop_boxed<T>(_env: Env, data: *mut c_void, _hint: *mut c_void) {
-    finalizer(|| {
+unsafe extern "C" fn drop_boxed<T>(env: Env, data: *mut c_void, _hint: *mut c_void) {
+    let free = || {
         // SAFETY: `data` is the Box that create::<T> gave to this external alone, and Node
         // calls an external's finalizer once.
         drop(unsafe { Box::from_raw(data.cast::<T>()) });
-    });
+    };
+    // SAFETY: Node's env for this finalizer.
+    unsafe { finalizer(env, free) };
 }

@@ -1,5 +1,6 @@
 //! The N-API layer: converts between JS values and `core`, nothing more.
 
+mod accounting;
 mod body;
 mod buffer;
 mod external;
@@ -18,12 +19,16 @@ unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) 
     // SAFETY: Node's env for this call.
     unsafe {
         callback(env, || {
+            // What this thread reports is part of the answer: brought up to date first.
+            accounting::report(env);
             let s = crate::core::stats();
             let o = object(env)?;
             set(env, o, "bytesInUse", number(env, s.bytes_in_use as f64)?)?;
             set(env, o, "blocksInUse", number(env, s.blocks_in_use as f64)?)?;
             set(env, o, "bytesPooled", number(env, s.bytes_pooled as f64)?)?;
             set(env, o, "poolLimit", number(env, s.pool_limit as f64)?)?;
+            let reported = accounting::reported() as f64;
+            set(env, o, "bytesReported", number(env, reported)?)?;
             Ok(o)
         })
     }
@@ -51,6 +56,25 @@ unsafe extern "C" fn set_pool_limit(
                     "setPoolLimit(bytes): bytes must be a non-negative number",
                 )),
             }
+        })
+    }
+}
+
+/// injectFault(kind): arms one of buffer::fault's failures (test builds only).
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+#[cfg(feature = "fault-injection")]
+unsafe extern "C" fn inject_fault(
+    env: raw::Env,
+    info: napi::sys::napi_callback_info,
+) -> raw::Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [kind] = raw::args::<1>(env, info)?;
+            buffer::fault::arm(get_f64(env, kind)?.unwrap_or(0.0) as u32);
+            raw::null(env)
         })
     }
 }
@@ -86,6 +110,10 @@ pub fn init(exports: Object) -> Result<()> {
         ("stats", stats),
         ("setPoolLimit", set_pool_limit),
     ];
+    #[cfg(feature = "fault-injection")]
+    let functions = functions
+        .into_iter()
+        .chain([("injectFault", inject_fault as _)]);
     for (name, function) in functions {
         // SAFETY: the env and exports object Node passed to module init.
         unsafe { export(env, exports, name, function) }

@@ -62,7 +62,10 @@ pub fn misuse(api: &str, call: &str, misuse: crate::core::Misuse) -> Thrown {
 /// # Safety
 /// `env` must be the env Node passed to the running callback.
 pub unsafe fn callback(env: Env, body: impl FnOnce() -> Result<Value>) -> Value {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    let outcome = catch_unwind(AssertUnwindSafe(body));
+    // SAFETY: the caller's env, on the callback's thread.
+    unsafe { super::accounting::report(env) };
+    match outcome {
         Ok(Ok(value)) => value,
         Ok(Err(thrown)) => {
             // SAFETY: the caller's env, on the callback's thread.
@@ -81,8 +84,14 @@ pub unsafe fn callback(env: Env, body: impl FnOnce() -> Result<Value>) -> Value 
 
 /// Runs a finalizer's body. Node calls finalizers from the GC's second pass and at
 /// environment teardown, where nothing can be thrown: a panic is contained and dropped.
-pub fn finalizer(body: impl FnOnce()) {
+/// The memory it freed is reported to V8.
+///
+/// # Safety
+/// `env` must be the env Node passed to the running finalizer.
+pub unsafe fn finalizer(env: Env, body: impl FnOnce()) {
     let _ = catch_unwind(AssertUnwindSafe(body));
+    // SAFETY: the caller's env, on the finalizer's thread.
+    unsafe { super::accounting::report(env) };
 }
 
 /// # Safety

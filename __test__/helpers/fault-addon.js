@@ -1,0 +1,53 @@
+'use strict'
+// The addon built with `--features fault-injection` (src/node/buffer.rs `fault`): it has
+// one more export, injectFault(kind), which makes the next N-API call of that kind fail as
+// if an exception were pending. Only tests load it, through UWS_BODY_NATIVE_PATH.
+const { spawnSync } = require('node:child_process')
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const path = require('node:path')
+const { ROOT } = require('./child')
+
+const TARGET = path.join(ROOT, 'target', 'fault')
+const BUILT = path.join(TARGET, 'debug', 'libuws_body.so')
+const ADDON = path.join(TARGET, 'uws-body-fault.node')
+const DIGEST = `${ADDON}.sources`
+
+/** A digest of the sources the addon is built from. */
+function sourceDigest () {
+  const hash = crypto.createHash('sha256')
+  const visit = (at) => {
+    for (const entry of fs.readdirSync(at, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const file = path.join(at, entry.name)
+      if (entry.isDirectory()) visit(file)
+      else hash.update(file).update(fs.readFileSync(file))
+    }
+  }
+  visit(path.join(ROOT, 'src'))
+  for (const file of ['Cargo.toml', 'Cargo.lock', 'build.rs']) hash.update(file).update(fs.readFileSync(path.join(ROOT, file)))
+  return hash.digest('hex')
+}
+
+/** { file } of the fault-injection addon, built (or rebuilt) with cargo; or { skip: why }. */
+function faultAddon () {
+  if (process.platform !== 'linux') return { skip: 'the fault-injection build is set up for Linux only' }
+  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection', '--target-dir', TARGET], { cwd: ROOT, encoding: 'utf8' })
+  const digest = sourceDigest()
+  if (cargo.error) {
+    // No cargo here (the Debian 13 root of scripts/test-matrix.sh): a build the host made
+    // from these very sources will do.
+    const built = fs.existsSync(DIGEST) ? fs.readFileSync(DIGEST, 'utf8') : null
+    if (!fs.existsSync(ADDON) || built !== digest) {
+      return { skip: `no cargo (${cargo.error.code}) and no fault-injection build of these sources in ${TARGET}: run the tests once where cargo is` }
+    }
+    return { file: ADDON }
+  }
+  if (cargo.status !== 0) throw new Error(`cargo build --features fault-injection failed:\n${cargo.stderr.slice(-3000)}`)
+  // Copied aside and renamed over: a process that still has the old file loaded keeps it.
+  fs.copyFileSync(BUILT, `${ADDON}.${process.pid}`)
+  fs.renameSync(`${ADDON}.${process.pid}`, ADDON)
+  fs.writeFileSync(DIGEST, digest)
+  return { file: ADDON }
+}
+
+module.exports = { faultAddon }
