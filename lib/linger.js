@@ -60,7 +60,7 @@
 //     The middleware feeds drain.chunk(chunk, isLast) and drain.abort() as above.
 const http = require('node:http')
 const { Buffer } = require('node:buffer')
-const { parseLimit, describe } = require('./options')
+const { parseLimit, checkNames, describe } = require('./options')
 
 const MIB = 1024 * 1024
 // What the server reads of a refused body before giving up on it. Dropping costs uWS
@@ -94,6 +94,7 @@ function parseLinger (value) {
   if (typeof value !== 'object') {
     throw new TypeError(`uws-body: linger must be false or { bytes, timeout }, got ${describe(value)}`)
   }
+  checkNames(value, ['bytes', 'timeout'], 'linger option')
   const bytes = value.bytes === undefined || value.bytes === null ? DEFAULT_BYTES : parseLimit(value.bytes)
   let timeout = DEFAULT_TIMEOUT
   if (value.timeout !== undefined && value.timeout !== null) {
@@ -324,6 +325,8 @@ const CODE = /^[A-Za-z0-9_.-]{1,64}$/
  * true), and, when not, the bounds for the rest, which answerError then reads itself
  * (its onData replaces the caller's). Does nothing once `res.aborted` is set.
  */
+const ANSWER_OPTIONS = ['body', 'contentType', 'headers', 'bodyEnded', 'linger']
+
 function answerError (res, error, options) {
   if (res === null || typeof res !== 'object' || typeof res.writeStatus !== 'function' || typeof res.onData !== 'function') {
     throw new TypeError(`uws-body: answerError(res, error) needs a uWS HttpResponse, got ${describe(res)}`)
@@ -332,6 +335,7 @@ function answerError (res, error, options) {
     throw new TypeError(`uws-body: answerError options must be an object, got ${describe(options)}`)
   }
   const o = options || {}
+  checkNames(o, ANSWER_OPTIONS, 'answerError option')
   const reply = replyOf(error, o)
   if (res.aborted === true) return
   let known = bodies.get(res)

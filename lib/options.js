@@ -108,6 +108,16 @@ function checkNames (options, known, what) {
   }
 }
 
+/**
+ * checkNames for the per-body paths: a Set of the known names, no array made unless a name
+ * is unknown (a for-in over an options literal costs a few ns a key).
+ */
+function checkKnown (options, known, what) {
+  for (const key in options) {
+    if (!known.has(key)) checkNames(options, [...known], what)
+  }
+}
+
 /** The known name nearest `name` by edit distance, if it is near enough to be a typo. */
 function closest (name, known) {
   let best = null
@@ -148,5 +158,6 @@ module.exports = {
   parseInflate,
   isIdentity,
   checkNames,
+  checkKnown,
   describe
 }

@@ -1,7 +1,7 @@
 'use strict'
 const { Buffer } = require('node:buffer')
 const { BodyAccumulator } = require('./accumulator')
-const { describe, parseContentLength } = require('./options')
+const { describe, parseContentLength, checkKnown } = require('./options')
 const { bindOnce } = require('./async-context')
 const errors = require('./errors')
 const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
@@ -22,8 +22,12 @@ const linger = require('./linger')
  * (lib/linger.js): answer it with answerError(res, err), which waits for that.
  */
 function readBody (res, req, options) {
-  return read(res, req, options, finishBuffer)
+  return read(res, req, options, finishBuffer, READ_BODY)
 }
+
+// The options of readBody and readText: an unknown name is a TypeError naming the closest.
+const READ_BODY = new Set(['limit', 'maxPreallocated', 'inflate', 'timeout', 'linger', 'onAborted'])
+const READ_TEXT = new Set([...READ_BODY, 'encoding'])
 
 /**
  * readBody's twin for text: resolves with the body decoded as `options.encoding`
@@ -32,15 +36,16 @@ function readBody (res, req, options) {
 function readText (res, req, options) {
   const encoding = options != null && options.encoding !== undefined ? options.encoding : 'utf8'
   if (!Buffer.isEncoding(encoding)) throw new TypeError(`uws-body: unknown encoding ${JSON.stringify(encoding)}`)
-  return read(res, req, options, (accumulator) => accumulator.finishString(encoding))
+  return read(res, req, options, (accumulator) => accumulator.finishString(encoding), READ_TEXT)
 }
 
 const finishBuffer = (accumulator) => accumulator.finish()
 
-function read (res, req, options, finish) {
+function read (res, req, options, finish, known) {
   if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function') {
     throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpResponse, got ${describe(res)}`)
   }
+  if (options !== null && typeof options === 'object') checkKnown(options, known, known === READ_TEXT ? 'readText option' : 'readBody option')
   let onAborted = options !== null && typeof options === 'object' ? options.onAborted : undefined
   if (onAborted !== undefined && typeof onAborted !== 'function') {
     throw new TypeError('uws-body: options.onAborted must be a function')

@@ -24,7 +24,7 @@ const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { bodyOptions } = require('./read-body')
-const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe, UNKNOWN, INVALID } = require('./options')
+const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, isIdentity, checkKnown, describe, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
 const { bindOnce } = require('./async-context')
 const linger = require('./linger')
@@ -41,6 +41,10 @@ const DEFAULT_HIGH_WATER_MARK = 512 * 1024
 // Read only, never written: stands in for an empty view the addon refuses.
 const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
+// bodyStream's options (maxPreallocated, a buffered reader's, is taken and means nothing
+// here: nothing is preallocated).
+const STREAM_OPTIONS = new Set(['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated'])
+
 /**
  * A uWS request body as a Readable stream of Buffers (decoded, for an encoded body).
  * Call it synchronously in the route handler. It owns res.onData and res.onAborted.
@@ -52,6 +56,7 @@ function bodyStream (res, req, options) {
   }
   const { contentLength, contentEncoding } = bodyOptions(req, options)
   const o = options || {}
+  checkKnown(o, STREAM_OPTIONS, 'bodyStream option')
   // No limit unless asked for: a stream holds at most highWaterMark whatever the body's
   // size, so the limit is a policy on what a client may send (disk, time), which only the
   // application knows; Node's own request stream and busboy have none either.

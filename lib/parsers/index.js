@@ -8,7 +8,7 @@ const errors = require('../errors')
 const { parseFlatForm } = require('./form')
 
 function json (options) {
-  const o = normalize(options, 'application/json')
+  const o = normalize(options, 'application/json', ['reviver', 'strict'])
   const reviver = options ? options.reviver : undefined
   const strict = !options || options.strict !== false
   return createParser(o, {
@@ -34,14 +34,14 @@ function raw (options) {
 }
 
 function text (options) {
-  return createParser(normalize(options, 'text/plain'), {
+  return createParser(normalize(options, 'text/plain', ['defaultCharset']), {
     charset: true,
     parse: (str) => str
   })
 }
 
 function urlencoded (options) {
-  const o = normalize(options, 'application/x-www-form-urlencoded')
+  const o = normalize(options, 'application/x-www-form-urlencoded', ['extended', 'parameterLimit', 'depth', 'defaultCharset', 'charsetSentinel', 'interpretNumericEntities'])
   if (o.defaultCharset !== 'utf-8' && o.defaultCharset !== 'iso-8859-1') {
     throw new TypeError('option defaultCharset must be either utf-8 or iso-8859-1')
   }

@@ -2,7 +2,7 @@
 // The options of body-parser's factories, checked the way body-parser checks them:
 // mistakes are TypeErrors when the middleware is made, not errors per request.
 const typeis = require('type-is')
-const { parseLimit, describe } = require('../options')
+const { parseLimit, checkNames, describe } = require('../options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -10,11 +10,20 @@ const { parseLinger } = require('../linger')
 // a parse per request; the answer depends on the header string alone, so it is cached.
 const MATCH_CACHE_MAX = 256
 
-function normalize (options, defaultType) {
+// body-parser's options for every parser, and uws-body's own (the same as readBody's).
+const COMMON = ['inflate', 'limit', 'type', 'verify', 'timeout', 'linger']
+
+/**
+ * The options every parser takes; `own` names the ones its kind adds (json's `strict`,
+ * ...). An unknown name is a TypeError naming the closest known one: body-parser ignores
+ * it, and a misspelt `limt` would silently keep the default limit.
+ */
+function normalize (options, defaultType, own = []) {
   if (options !== undefined && options !== null && typeof options !== 'object') {
     throw new TypeError(`uws-body: parser options must be an object, got ${describe(options)}`)
   }
   const o = options || {}
+  checkNames(o, [...COMMON, ...own], 'parser option')
   const verify = o.verify || false
   if (verify !== false && typeof verify !== 'function') throw new TypeError('option verify must be function')
   return {
