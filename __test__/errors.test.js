@@ -38,8 +38,9 @@ function tableAfter (text, marker) {
   return rows.slice(2)
 }
 
-// Codes of Node's own errors that the sources read (to turn them into ours).
-const FOREIGN = ['ERR_STRING_TOO_LONG']
+// Codes in the sources that no user sees: Node's own, read to be turned into ours, and the
+// fault-injection test build's.
+const FOREIGN = ['ERR_STRING_TOO_LONG', 'ERR_INJECTED']
 
 test('every code the sources use is in lib/errors.js', () => {
   const known = new Set([...Object.keys(KINDS), ...Object.keys(PROGRAM_ERRORS), ...FOREIGN])

@@ -74,7 +74,8 @@ const PROGRAM_ERRORS = {
   ERR_BODY_GONE: "ultimate-express did not read this request's body and uWS dropped it (a parser after async middleware): 500",
   ERR_UWS_BODY_NATIVE: 'the native addon did not load (the error lists where it looked)',
   ERR_UWS_BODY_NAPI: 'an N-API call failed inside the addon (a Node bug or exhausted memory)',
-  ERR_UWS_BODY_INTERNAL: 'a defect in the addon, caught before it could harm the process'
+  ERR_UWS_BODY_INTERNAL: 'a defect in the addon, caught before it could harm the process',
+  ERR_INTERNAL: "the code answerError sends for an error not meant for the client (a 5xx without expose): the error's own stays on the server"
 }
 
 // The codes multer's MulterError has: errors with these are MulterErrors (a BodyError

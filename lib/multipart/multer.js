@@ -203,7 +203,11 @@ class MulterRequest {
 
   done () {
     if (!this.ultimate) this.req.resume()
-    this.next()
+    const next = this.next
+    // uWS's handler (alive until the body ends: an epilogue may trickle) reaches this
+    // object: nothing of the request may stay reachable from it.
+    this.req = this.res = this.next = this.engine = this.controls = null
+    next()
   }
 
   fail (err) {

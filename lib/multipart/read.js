@@ -67,17 +67,11 @@ function readMultipart (res, req, options) {
 
   return new Promise((resolve, reject) => {
     const expected = parseContentLength(contentLength === '' ? undefined : contentLength)
-    // Once the form is refused before the body's end: where the rest goes (lib/linger.js),
-    // so that answerError(res, err) reaches a client still sending it.
-    let drain = null
-    let lastSeen = false
-    const result = new Result(resolve, (err) => {
-      if (!lastSeen && !res.aborted) {
-        const remaining = expected >= 0 ? expected - engine.received : -1
-        drain = linger.refused(res, { ended: false, remaining, linger: common.linger })
-      }
-      reject(err)
-    })
+    const intake = new Intake(res, expected, common.linger, onAborted)
+    // The promise's functions go to the adapter as values: no closure reachable from
+    // uWS's handlers (which live until the body ends) may hold them, or the promise's
+    // result (the files) would live as long.
+    const result = new Result(resolve, reject, intake)
     const encoding = contentEncoding === undefined || contentEncoding === null || contentEncoding === '' ? null : String(contentEncoding)
     const engine = new MultipartEngine(common, {
       contentType,
@@ -88,31 +82,21 @@ function readMultipart (res, req, options) {
       fileFilter: null,
       req: null
     }, result)
+    intake.engine = engine
     // uWS's callbacks belong to no request: the caller's handlers (storage functions,
     // the promise's reactions) must see the async context readMultipart was called in.
     const scope = new AsyncResource('UWS_BODY_MULTIPART', { requireManualDestroy: true })
     result.scope = scope
-    res.onAborted(() => {
-      res.aborted = true
-      if (drain !== null) drain.abort()
-      scope.runInAsyncScope(engine.abort, engine)
-      if (onAborted !== undefined) onAborted()
-    })
+    intake.scope = scope
+    res.onAborted(() => intake.abort())
     // Attached whatever happens next: bytes of a refused body are dropped without work,
     // which keeps the connection in step, and the handler may answer at once.
-    res.onData((chunk, isLast) => {
-      if (drain !== null) return drain.chunk(chunk, isLast)
-      if (isLast) lastSeen = true
-      scope.runInAsyncScope(engine.write, engine, chunk, isLast)
-    })
+    res.onData((chunk, isLast) => intake.chunk(chunk, isLast))
     // uWS gives '' for a header the request does not have: not multipart.
     const refused = contentType === undefined || contentType === null || contentType === ''
       ? errors.bodyError('ERR_MULTIPART_CONTENT_TYPE', {})
       : expected === INVALID ? errors.bodyError('ERR_BODY_INVALID_LENGTH', {}) : null
-    const started = refused || engine.start({
-      pause () { if (!res.aborted) res.pause() },
-      resume () { if (!res.aborted) res.resume() }
-    })
+    const started = refused || engine.start(intake)
     if (started !== true) {
       if (refused) engine.refuse(refused)
       result.fail(started)
@@ -120,11 +104,54 @@ function readMultipart (res, req, options) {
   })
 }
 
+/**
+ * What uWS's handlers reach: the body's way in, to the engine, and once the form is
+ * refused before the body's end, to the drain of its rest (lib/linger.js), so that
+ * answerError(res, err) reaches a client still sending it. It is also the engine's
+ * source (pause, resume).
+ */
+class Intake {
+  constructor (res, expected, bounds, onAborted) {
+    this.res = res
+    this.expected = expected
+    this.bounds = bounds
+    this.onAborted = onAborted
+    this.engine = null
+    this.scope = null
+    this.drain = null
+    this.lastSeen = false
+  }
+
+  chunk (chunk, isLast) {
+    if (this.drain !== null) return this.drain.chunk(chunk, isLast)
+    if (isLast) this.lastSeen = true
+    this.scope.runInAsyncScope(this.engine.write, this.engine, chunk, isLast)
+  }
+
+  abort () {
+    this.res.aborted = true
+    if (this.drain !== null) this.drain.abort()
+    this.scope.runInAsyncScope(this.engine.abort, this.engine)
+    if (this.onAborted !== undefined) this.onAborted()
+  }
+
+  pause () { if (!this.res.aborted) this.res.pause() }
+  resume () { if (!this.res.aborted) this.res.resume() }
+
+  /** The form is refused: the rest of the body, if it has not ended, is dropped. */
+  refused () {
+    if (this.lastSeen || this.res.aborted) return
+    const remaining = this.expected >= 0 ? this.expected - this.engine.received : -1
+    this.drain = linger.refused(this.res, { ended: false, remaining, linger: this.bounds })
+  }
+}
+
 /** The engine's adapter for readMultipart: fields by name, files in the order sent. */
 class Result {
-  constructor (resolve, reject) {
+  constructor (resolve, reject, intake) {
     this.resolve = resolve
     this.reject = reject
+    this.intake = intake
     this.scope = null
     this.fields = Object.create(null)
     this.files = []
@@ -153,16 +180,21 @@ class Result {
   done () {
     const fields = this.fields
     const files = this.files.filter((f) => f !== null)
+    const resolve = this.resolve
     this.end()
-    this.resolve({ fields, files })
+    resolve({ fields, files })
   }
 
   fail (err) {
+    const reject = this.reject
+    this.intake.refused()
     this.end()
-    this.reject(err)
+    reject(err)
   }
 
   end () {
+    this.resolve = this.reject = null
+    this.intake = null
     this.fields = null
     this.files = null
     if (this.scope !== null) {
