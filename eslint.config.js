@@ -4,6 +4,15 @@
 // type tests) is checked by tsc --strict instead (__test__/types.test.js).
 const neostandard = require('neostandard')
 
-module.exports = neostandard({
-  ignores: ['target/**', 'fuzz/**', 'npm/**', 'node_modules/**', '**/*.ts', '**/*.mts']
-})
+module.exports = [
+  ...neostandard({
+    ignores: ['target/**', 'fuzz/**', 'npm/**', 'node_modules/**', '**/*.ts', '**/*.mts']
+  }),
+  {
+    rules: {
+      // It cannot see a loop's condition change inside the functions the loop calls
+      // (a read() that moves a state machine on, an awaited callback that counts).
+      'no-unmodified-loop-condition': 'off'
+    }
+  }
+]

@@ -340,7 +340,7 @@ test('next runs in the caller\'s async context, on success and on error, under b
     for (const port of [uePort, server.address().port]) {
       for (const [id, data, expected] of [['ok', 'abc', { id: 'ok' }], ['big', 'abcd', { id: 'big', code: 'LIMIT_FILE_SIZE' }]]) {
         const body = formBody('b', [{ name: 'f', filename: 'a.txt', data: Buffer.from(data) }])
-        const r = await request(port, { path: '/ctx', headers: { 'content-type': 'multipart/form-data; boundary=b', 'x-id': id }, body, cuts: [10, 60] , pause: 2 })
+        const r = await request(port, { path: '/ctx', headers: { 'content-type': 'multipart/form-data; boundary=b', 'x-id': id }, body, cuts: [10, 60], pause: 2 })
         assert.deepEqual(JSON.parse(r.body), expected)
       }
     }

@@ -107,9 +107,9 @@ test('the process exits cleanly with native Buffers and unfinished bodies alive'
       kept.push(acc.finish(), new BodyAccumulator({ contentLength: 5000000, limit: '8mb' }))
     }
     globalThis.kept = kept
-    process.exit(${'${code}'})`
+    process.exit(${'${code}'})` // eslint-disable-line no-template-curly-in-string
   for (const code of [0, 3]) {
-    const r = spawnSync(process.execPath, ['-e', script.replace('${code}', String(code))], { encoding: 'utf8', timeout: 20000 })
+    const r = spawnSync(process.execPath, ['-e', script.replace('${code}', String(code))], { encoding: 'utf8', timeout: 20000 }) // eslint-disable-line no-template-curly-in-string
     assert.equal(r.status, code, r.stderr)
     assert.equal(r.signal, null)
     assert.equal(r.stderr, '')

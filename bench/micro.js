@@ -147,11 +147,24 @@ async function run ({ quick = false } = {}) {
     const cf = paired(times.c, times.f)
     const gcs = seen.c.map((round) => round[i])
     return {
-      size, chunks: chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk).length, known,
-      a: median(times.a), b: median(times.b), c: median(times.c), d: median(times.d), f: median(times.f),
-      cb: cb.ratio, cbWon: cb.won, rounds, cd: cd.ratio, cf: cf.ratio, cfWon: cf.won,
-      cfLow: quartile(times.c, times.f, 1), cfHigh: quartile(times.c, times.f, 3),
-      minor: median(gcs.map((g) => g.minor)), major: median(gcs.map((g) => g.major))
+      size,
+      chunks: chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk).length,
+      known,
+      a: median(times.a),
+      b: median(times.b),
+      c: median(times.c),
+      d: median(times.d),
+      f: median(times.f),
+      cb: cb.ratio,
+      cbWon: cb.won,
+      rounds,
+      cd: cd.ratio,
+      cf: cf.ratio,
+      cfWon: cf.won,
+      cfLow: quartile(times.c, times.f, 1),
+      cfHigh: quartile(times.c, times.f, 3),
+      minor: median(gcs.map((g) => g.minor)),
+      major: median(gcs.map((g) => g.major))
     }
   })
 }

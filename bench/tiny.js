@@ -52,8 +52,15 @@ function run ({ quick = false } = {}) {
     const ratios = times.c.map((c, i) => c / times.b[i]).sort((x, y) => x - y)
     const cb = paired(times.c, times.b)
     results.push({
-      size, known, rounds, b: median(times.b), c: median(times.c),
-      cb: cb.ratio, won: cb.won, low: ratios[Math.floor(rounds / 4)], high: ratios[Math.ceil(3 * rounds / 4) - 1]
+      size,
+      known,
+      rounds,
+      b: median(times.b),
+      c: median(times.c),
+      cb: cb.ratio,
+      won: cb.won,
+      low: ratios[Math.floor(rounds / 4)],
+      high: ratios[Math.ceil(3 * rounds / 4) - 1]
     })
   }
   return results

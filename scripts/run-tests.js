@@ -21,7 +21,7 @@ const os = require('node:os')
 const path = require('node:path')
 
 // build -> the package name it is installed under (package.json devDependencies).
-const BUILDS = { '20.57': 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
+const BUILDS = { 20.57: 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
 
 // The test files that never start a uWS server (directly, through ultimate-express, or in
 // a worker). A file not named here is taken to need uWS.

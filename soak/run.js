@@ -141,7 +141,7 @@ class Connection {
     this.closed = false
     this.socket.on('data', (d) => { this.buffer = Buffer.concat([this.buffer, d]); this.parse() })
     this.socket.on('error', () => {})
-    this.socket.on('close', () => { this.closed = true; if (this.pending) this.pending.resolve({ closed: true }) ; this.pending = null })
+    this.socket.on('close', () => { this.closed = true; if (this.pending) this.pending.resolve({ closed: true }); this.pending = null })
   }
 
   parse () {

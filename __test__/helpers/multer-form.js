@@ -74,8 +74,7 @@ function generateCase (rnd, index) {
       const naming = rnd()
       if (naming < 0.7) part.filename = pick(FILE_NAMES)
       else if (naming < 0.85) part.filenameStar = pick(FILE_NAMES)
-      else if (naming < 0.92) { part.filename = 'fallback.txt'; part.filenameStar = pick(FILE_NAMES) }
-      else part.type = 'application/octet-stream' // a file without a name
+      else if (naming < 0.92) { part.filename = 'fallback.txt'; part.filenameStar = pick(FILE_NAMES) } else part.type = 'application/octet-stream' // a file without a name
       if (part.type === undefined) part.type = pick(TYPES)
       parts.push(part)
     }

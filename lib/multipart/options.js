@@ -49,5 +49,4 @@ function commonOptions (o, storage) {
   }
 }
 
-
 module.exports = { commonOptions, DEFAULT_MEMORY_LIMIT, DEFAULT_HIGH_WATER_MARK }

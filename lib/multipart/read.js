@@ -21,7 +21,6 @@ const linger = require('../linger')
 
 const OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted']
 
-
 function parseStorage (storage) {
   if (storage === undefined || storage === null || storage === 'memory') return new MemoryStorage()
   if (typeof storage === 'function') return new WritableStorage(storage)
