@@ -40,7 +40,8 @@ const APIS = [
   ['readText', 'uws', '/readText'],
   ['bodyStream', 'uws', '/bodyStream'],
   ['BodyAccumulator (README pattern)', 'uws', '/accumulator'],
-  ...['json', 'raw', 'text', 'urlencoded'].flatMap((kind) => [
+  ['readMultipart', 'uws', '/readMultipart'],
+  ...['json', 'raw', 'text', 'urlencoded', 'multipart'].flatMap((kind) => [
     [`${kind}() under ultimate-express`, 'ultimate', `/${kind}`],
     [`${kind}() under Express`, 'express', `/${kind}`]
   ])

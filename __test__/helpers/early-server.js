@@ -4,9 +4,12 @@
 // which hides the race these tests are about (a client still writing while the server
 // answers and closes). Three apps, each refusing bodies over `limit` on every route:
 //   bare uWS        /readBody /readText /bodyStream /accumulator (README's
-//                   BodyAccumulator pattern), all answered with answerError
+//                   BodyAccumulator pattern) /readMultipart, all answered with answerError
 //   ultimate-express /json /raw /text /urlencoded (uws-body's parsers, type '*/*')
+//                   /multipart (multipart().any())
 //   Express          the same routes, on node:http
+// The multipart routes read every body as a form (whatever its content-type: the clients
+// send octet-stream), whose bytes, all preamble, pass `limit` as any body does.
 // A body within the limit is answered 200 "<length> <sha256>" (the bare routes and raw(),
 // else 200 "parsed"). Every app has GET /next
 // (for a request after a refused one on the same connection). The bare app's GET /stats
@@ -25,6 +28,7 @@ const config = JSON.parse(process.argv[2] || '{}')
 const limit = config.limit || 1024 * 1024
 const linger = config.linger === undefined ? undefined : config.linger
 const counts = { ok: 0, refused: 0, aborted: 0 }
+const FORM = 'multipart/form-data; boundary=early'
 const digest = (buf) => `${buf.length} ${crypto.createHash('sha256').update(buf).digest('hex')}`
 
 function bare () {
@@ -79,6 +83,10 @@ function bare () {
       }
     })
   })
+  app.post('/readMultipart', (res, req) => {
+    const headers = { 'content-type': FORM, 'content-length': req.getHeader('content-length') }
+    answer(res, uwsBody.readMultipart(res, headers, { limit, linger }).then(() => Buffer.alloc(0)))
+  })
   app.get('/next', (res) => res.end('next'))
   app.get('/stats', (res) => {
     res.onAborted(() => { res.aborted = true })
@@ -101,6 +109,13 @@ function routes (app) {
       res.send(kind === 'raw' ? digest(req.body) : 'parsed')
     })
   }
+  app.post('/multipart', (req, res, next) => {
+    req.headers['content-type'] = FORM
+    next()
+  }, uwsBody.multipart({ limit, linger }).any(), (req, res) => {
+    counts.ok++
+    res.send('parsed')
+  })
   app.get('/next', (req, res) => res.send('next'))
   app.use((err, req, res, next) => {
     if (err.code === 'ECONNABORTED') counts.aborted++
