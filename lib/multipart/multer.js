@@ -105,6 +105,7 @@ function handle (instance, fields, strategy, req, res, next) {
     },
     abort: () => {
       if (request.drain !== null) return request.drain.abort()
+      request.aborted = true
       engine.abort()
     }
   })
@@ -153,6 +154,7 @@ class MulterRequest {
     this.engine = null
     this.expected = -1
     this.lastSeen = false
+    this.aborted = false // the client went away: there is no rest to wait for
     // Once the form is refused before the body's end: where the rest goes (lib/linger.js).
     this.drain = null
     req.body = Object.create(null)
@@ -212,7 +214,7 @@ class MulterRequest {
 
   fail (err) {
     if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
-    if (this.lastSeen || this.controls === null) return this.next(err)
+    if (this.lastSeen || this.aborted || this.controls === null) return this.next(err)
     // As multer (and body-parser), the rest of the body is read and dropped before
     // next(err), so the framework's answer reaches a client still sending; unlike them,
     // within linger's bounds (past them: Connection: close, and closed).
