@@ -1,6 +1,6 @@
 'use strict'
 // The N-API edge as an attacker (or a careless program) meets it: every defect found there
-// has a test here, run in a child process where the failure used to be a crash.
+// has a test here, run in a child process so that a crash fails the test instead of the run.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')

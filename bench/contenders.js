@@ -15,10 +15,10 @@ function copyConcat () {
 }
 
 /**
- * (b) The seed's JS preallocation: allocUnsafe + set when the length is known and at most
+ * (b) JS preallocation: allocUnsafe + set when the length is known and at most
  * 1 MiB; otherwise (a), with its single-chunk shortcut.
  */
-function seedPrealloc (contentLength) {
+function jsPrealloc (contentLength) {
   if (contentLength >= 0 && contentLength <= MAX_PREALLOCATED_BODY) {
     const buf = Buffer.allocUnsafe(contentLength)
     let offset = 0
@@ -43,4 +43,4 @@ function uwsBody (contentLength, limit) {
   }
 }
 
-module.exports = { copyConcat, seedPrealloc, uwsBody }
+module.exports = { copyConcat, jsPrealloc, uwsBody }

@@ -227,7 +227,7 @@ body reader per process, as in a server), and uws-body's garbage collections are
 1000 bodies. End to end: a uWS server on 127.0.0.1 in a child process, driven by
 bench/load.js; CPU/req is the server's process.cpuUsage per request (the steadier figure).
 
-Contenders: (a) copy every chunk + Buffer.concat; (b) the seed's JS preallocation
+Contenders: (a) copy every chunk + Buffer.concat; (b) JS preallocation
 (allocUnsafe + set up to 1 MiB, (a) with its single-chunk shortcut above); (c) uws-body
 (BodyAccumulator; its memory returns to the pool when V8 collects the Buffer); (d) the floor:
 one warm memcpy into an existing buffer (end to end: counting bytes only); micro only, (f) the

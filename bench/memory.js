@@ -4,7 +4,7 @@
 // a fresh child process so one cannot warm or fragment the heap for another.
 require('./tune')
 const { fork } = require('node:child_process')
-const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
+const { copyConcat, jsPrealloc, uwsBody } = require('./contenders')
 const { table } = require('./stats')
 
 const MIB = 1024 * 1024
@@ -13,7 +13,7 @@ const SIZE = 8 * MIB
 const CHUNK = 65483
 
 function child (name) {
-  const make = { a: copyConcat, b: seedPrealloc, c: uwsBody }[name]
+  const make = { a: copyConcat, b: jsPrealloc, c: uwsBody }[name]
   const chunk = new ArrayBuffer(CHUNK)
   new Uint8Array(chunk).fill(7)
   const base = process.memoryUsage().rss

@@ -50,10 +50,10 @@ function chunksOf (size, chunk) {
 
 /** The readers, by letter; made in the contender's own process only. */
 function contender (name) {
-  const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
+  const { copyConcat, jsPrealloc, uwsBody } = require('./contenders')
   return {
     a: copyConcat,
-    b: seedPrealloc,
+    b: jsPrealloc,
     c: uwsBody,
     // (d) the floor: one warm memcpy of the same bytes into a buffer that already exists.
     d: (contentLength, limit, floor) => {

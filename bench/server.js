@@ -1,10 +1,10 @@
 'use strict'
 // The end-to-end bench's server: POST /a, /b, /c, /d read the body with contenders
-// (a) copy+concat, (b) the seed's JS preallocation, (c) uws-body, (d) a ceiling that
+// (a) copy+concat, (b) JS preallocation, (c) uws-body, (d) a ceiling that
 // only counts bytes. GET /reset and GET /stats measure this process's CPU time.
 require('./tune')
 const uWS = require('uWebSockets.js')
-const { copyConcat, seedPrealloc, uwsBody } = require('./contenders')
+const { copyConcat, jsPrealloc, uwsBody } = require('./contenders')
 
 const LIMIT = 128 * 1024 * 1024
 let cpu = process.cpuUsage()
@@ -33,7 +33,7 @@ function countOnly () {
 
 uWS.App()
   .post('/a', route(copyConcat))
-  .post('/b', route(seedPrealloc))
+  .post('/b', route(jsPrealloc))
   .post('/c', route(uwsBody))
   .post('/d', route(countOnly))
   .get('/reset', (res) => { cpu = process.cpuUsage(); requests = 0; res.end('ok') })

@@ -2,7 +2,7 @@
 // bench/results-node<major>.svg: time per body against body size, log-log, one line per contender.
 
 const COLORS = { a: '#d62728', b: '#1f77b4', c: '#2ca02c', d: '#7f7f7f' }
-const LABELS = { a: '(a) copy+concat', b: '(b) JS prealloc (seed)', c: '(c) uws-body', d: '(d) warm memcpy floor' }
+const LABELS = { a: '(a) copy+concat', b: '(b) JS prealloc', c: '(c) uws-body', d: '(d) warm memcpy floor' }
 
 function chart (rows, title) {
   const W = 720; const H = 440; const L = 70; const R = 200; const T = 40; const B = 50

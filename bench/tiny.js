@@ -3,7 +3,7 @@
 // tight loop. The micro rows yield to the event loop after every body (about 1.2 us here),
 // which hides a difference of 10-20 ns between readers under the noise; this loop shows it.
 // Contenders alternate within each round; the ratio is the median of per-round ratios.
-const { seedPrealloc, uwsBody } = require('./contenders')
+const { jsPrealloc, uwsBody } = require('./contenders')
 const { median, paired, formatSize, table } = require('./stats')
 
 const LIMIT = 128 * 1024 * 1024
@@ -40,13 +40,13 @@ function run ({ quick = false } = {}) {
     const contentLength = known ? size : -1
     // Warm-up: both contenders optimised before the first timed round.
     for (let i = 0; i < 3; i++) {
-      timeLoop(seedPrealloc, chunk, contentLength, count / 4)
+      timeLoop(jsPrealloc, chunk, contentLength, count / 4)
       timeLoop(uwsBody, chunk, contentLength, count / 4)
     }
     const times = { b: [], c: [] }
     for (let r = 0; r < rounds; r++) {
       for (const name of r % 2 ? ['c', 'b'] : ['b', 'c']) {
-        times[name].push(timeLoop(name === 'b' ? seedPrealloc : uwsBody, chunk, contentLength, count))
+        times[name].push(timeLoop(name === 'b' ? jsPrealloc : uwsBody, chunk, contentLength, count))
       }
     }
     const ratios = times.c.map((c, i) => c / times.b[i]).sort((x, y) => x - y)

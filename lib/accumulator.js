@@ -15,8 +15,7 @@ const {
 // one external Buffer cost more than JS's copy into memory glibc hands out warm; above it,
 // the native pool's warm memory wins. Measured end to end (a uWS server, server CPU per
 // request, native / JS, 9 paired rounds): 16 KiB 1.34, 64 KiB 1.07, 128 KiB 1.10,
-// 192 KiB 0.96, 256 KiB 0.61, 512 KiB 0.63, 1 MB 0.70. (Before src/node/buffer.rs nudged
-// V8 into scavenging external Buffers, native lost up to 1 MB: 1.24-1.58.)
+// 192 KiB 0.96, 256 KiB 0.61, 512 KiB 0.63, 1 MB 0.70.
 const JS_TIER_MAX = 192 * 1024
 // A body of unknown length keeps its first chunk in JS only up to this size: if a second
 // chunk comes, that first chunk is copied again into the native buffer.
