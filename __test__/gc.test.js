@@ -28,7 +28,7 @@ const count = (tune) => `
     return acc.finish()
   }
   async function main () {
-    for (let i = 0; i < 500; i++) { read(i % 2); await tick() }
+    for (let i = 0; i < 1500; i++) { read(i % 2); await tick() }
     await new Promise((resolve) => setTimeout(resolve, 20))
     seen.minor = seen.major = 0
     for (let i = 0; i < 2000; i++) { read(i % 2); await tick() }
@@ -48,10 +48,13 @@ test('tuneGc() says what it did on this Node version', () => {
   assert.equal(typeof out.reason, 'string')
 })
 
-test('512 KiB bodies dropped after a turn each: scavenges, no mark-compact (Node 24: after tuneGc())', () => {
+test('512 KiB bodies dropped after a turn each: scavenges, not mark-compacts (Node 24: after tuneGc())', () => {
   const r = runChild(count(NODE_MAJOR >= 24), { gc: false })
   assert.equal(r.status, 0, ending(r))
   const per1000 = JSON.parse(r.stdout)
-  assert.ok(per1000.major <= 1, `${per1000.major} mark-compacts per 1000 bodies (${per1000.minor} scavenges)`)
+  // Collected by mark-compacts, these bodies cost 4 per 1000 (Node 24 without tuneGc())
+  // to 8 (one per 64 MiB of external memory). Measured here, after the warm-up (the
+  // heap's own growth is a mark-compact or two): 0-1 on Node 20, 0-0.5 on Node 24.
+  assert.ok(per1000.major <= 2, `${per1000.major} mark-compacts per 1000 bodies (${per1000.minor} scavenges)`)
   assert.ok(per1000.minor >= 8, `${per1000.minor} scavenges per 1000 bodies: one every 64 bodies or more often`)
 })

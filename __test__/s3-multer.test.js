@@ -325,7 +325,11 @@ s3test('the store dies mid-upload: one error for that request, the server up, no
       assert.equal(ok.status, 200, `${kind} is up: ${ok.body}`)
     }
     t.diagnostic(`multipart uploads left in progress: ${KINDS.map((k) => `${k} ${left[k].uploads.length}`).join(', ')}`)
-    for (const kind of OURS) assert.equal(left[kind].uploads.length, left['multer-express'].uploads.length, `${kind}: as multer-s3 leaves under multer`)
+    // At most the one upload that request began, for every contender: whether lib-storage's
+    // own abort lands depends only on whether the store is back before its retries end
+    // (multer answers before they do, so the restart can race them; uws-body answers with
+    // their outcome), never on the multipart reader.
+    for (const kind of KINDS) assert.ok(left[kind].uploads.length <= 1, `${kind}: ${left[kind].uploads.length} uploads left`)
     // The remedy docs/s3.md gives: the store aborts them itself after a day.
     const rule = { ID: 'abort-incomplete-uploads', Status: 'Enabled', Filter: { Prefix: '' }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }
     await ownApps.clients.good.send(new PutBucketLifecycleConfigurationCommand({ Bucket: own.bucket, LifecycleConfiguration: { Rules: [rule] } }))
