@@ -16,6 +16,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { chart } = require('./svg')
+const { loadableUws } = require('../scripts/test-env/loadable-uws')
 
 const ROOT = path.join(__dirname, '..')
 const SECTIONS = ['micro', 'tiny', 'strings', 'decode', 'e2e', 'express', 'memory', 's3']
@@ -37,24 +38,14 @@ function onNode (major) {
   process.exit(run.status === null ? 1 : run.status)
 }
 
-/** True when uWS loads in a Node process with `env`. */
-function uwsLoads (env) {
-  const r = spawnSync(process.execPath, ['-e', "if (typeof require('uWebSockets.js').App !== 'function') process.exit(1)"], { env, stdio: 'ignore', cwd: ROOT })
-  return r.status === 0
-}
-
 /** How the end-to-end sections get uWS: { where: 'here' } (process.env set up for it), 'trixie' or 'none' (why). */
 function uwsPlan () {
   const trixie = process.platform === 'linux' && process.getuid && process.getuid() === 0 && !process.argv.includes('--in-trixie')
   if (process.argv.includes('--trixie') && trixie) return { where: 'trixie' }
-  if (uwsLoads(process.env)) return { where: 'here' }
-  const fork = path.join(ROOT, 'node_modules', 'uws-fork-20.30')
-  if (NODE_MAJOR <= 20 && fs.existsSync(fork)) {
-    const env = { ...process.env, UWS_BODY_UWS_DIR: fork, NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require=${path.join(ROOT, 'scripts', 'test-env', 'uws.js')}`.trim() }
-    if (uwsLoads(env)) {
-      Object.assign(process.env, env)
-      return { where: 'here', build: 'uWS 20.30 fork' }
-    }
+  const found = loadableUws()
+  if (found.env) {
+    Object.assign(process.env, found.env)
+    return { where: 'here', build: found.build }
   }
   if (trixie) return { where: 'trixie' }
   return { where: 'none', why: `uWS does not load on Node ${process.version} here, and the Debian 13 root needs root` }
@@ -145,7 +136,7 @@ function section (results, { quick, tune, seconds, uws, skipped }) {
   const parts = [`## Node ${process.version}${tune ? ', with tuneGc()' : ''}
 
 Produced by \`npm run bench --${quick ? ' --quick' : ''} --node ${NODE_MAJOR}${tune ? ' --tune-gc' : ''}${process.argv.includes('--trixie') ? ' --trixie' : ''}\` on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.
-Machine: ${cpu.length} x ${cpu[0] && cpu[0].model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}. Shared and noisy.${uws.build ? ` End to end on the ${uws.build}.` : uws.where === 'trixie' ? ' End to end on uWS 20.57 in the Debian 13 root (scripts/trixie.sh).' : ''}${skipped ? ` End to end not run: ${skipped}.` : ''}`]
+Machine: ${cpu.length} x ${cpu[0] && cpu[0].model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}. Shared and noisy.${uws.build ? ` End to end on ${uws.build}.` : uws.where === 'trixie' ? ' End to end on uWS 20.57 in the Debian 13 root (scripts/trixie.sh).' : ''}${skipped ? ` End to end not run: ${skipped}.` : ''}`]
   if (has('micro')) {
     parts.push(`![time per body](results-node${NODE_MAJOR}.svg)\n\n### Micro: time per body\n\n${render('micro')}`)
   }

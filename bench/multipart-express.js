@@ -11,6 +11,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { load, get } = require('./load')
 const { median, paired, table } = require('./stats')
+const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const KIB = 1024
 const MIB = 1024 * KIB
@@ -113,4 +114,7 @@ function render (results) {
 
 module.exports = { run, render }
 
-if (require.main === module) run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+if (require.main === module) {
+  console.log(`Node ${process.version}, ${useLoadableUws()}`)
+  run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+}

@@ -18,6 +18,7 @@ const net = require('node:net')
 const { fork } = require('node:child_process')
 const { median, paired, table } = require('./stats')
 const { get } = require('./load')
+const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const QUICK = process.argv.includes('--quick')
 const ROUNDS = Number(process.env.ROUNDS) || (QUICK ? 3 : 7)
@@ -99,6 +100,7 @@ function post (port, p, body, chunks) {
 }
 
 async function main () {
+  console.log(`Node ${process.version}, ${useLoadableUws()}`)
   const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-mp-bench-'))
   const child = fork(path.join(__dirname, 'multipart-server.js'), [dest], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const { port } = await new Promise((resolve) => child.once('message', resolve))

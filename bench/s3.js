@@ -13,6 +13,7 @@
 const { findGarage, startGarage, emptyBucket } = require('../__test__/helpers/garage')
 const { sendForm, startUploadServer, MIB } = require('../__test__/helpers/s3-load')
 const { median, paired, table } = require('./stats')
+const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const GIB = 1024 * MIB
 const KINDS = ['ours-uex', 'multer-express', 'read-uws']
@@ -104,4 +105,7 @@ function render (out) {
 
 module.exports = { run, render }
 
-if (require.main === module) run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+if (require.main === module) {
+  console.log(`Node ${process.version}, ${useLoadableUws()}`)
+  run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+}

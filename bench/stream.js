@@ -17,6 +17,7 @@ const net = require('node:net')
 const { Transform } = require('node:stream')
 const { fork, spawnSync } = require('node:child_process')
 const { median, paired, table } = require('./stats')
+const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const GIB = Number(process.env.BYTES) || 1024 ** 3
 const MIB = 1024 ** 2
@@ -105,6 +106,7 @@ function floor (to) {
 }
 
 async function main () {
+  console.log(`Node ${process.version}, ${useLoadableUws()}`)
   makeSource()
   floor('/dev/null') // warm the page cache
   const servers = {}

@@ -15,6 +15,7 @@ const crypto = require('node:crypto')
 const { fork } = require('node:child_process')
 const { parseOne } = require('../__test__/helpers/early-clients')
 const { random } = require('../__test__/helpers/random')
+const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const argv = process.argv
 const arg = (name, fallback) => {
@@ -169,6 +170,7 @@ function getJson (port, urlPath) {
 }
 
 async function main () {
+  console.log(`soak/early: Node ${process.version}, ${useLoadableUws()}`)
   const { ports, child } = await startServer()
   const before = await getJson(ports.uws, '/stats')
   const started = Date.now()

@@ -11,6 +11,7 @@ const path = require('node:path')
 const zlib = require('node:zlib')
 const { ready: zstdReady, zstdCompress } = require('../__test__/helpers/zstd')
 const { random } = require('../__test__/helpers/random')
+const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const quick = process.argv.includes('--quick')
 const TOTAL = quick ? 12000 : 100000
@@ -178,6 +179,7 @@ class Connection {
 
 async function main () {
   await zstdReady
+  console.log(`soak: Node ${process.version}, ${useLoadableUws()}`)
   const server = fork(path.join(__dirname, 'server.js'), { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const { port } = await new Promise((resolve) => server.once('message', resolve))
   const started = Date.now()
