@@ -71,6 +71,7 @@ node -e '
 npm install --no-audit --no-fund --loglevel=error
 # shellcheck disable=SC2016 # JS template literals, not shell
 node -e '
+  console.log("test-package: " + require(process.argv[1] + "/scripts/test-env/loadable-uws").useLoadableUws(process.cwd()))
   const uWS = require("uWebSockets.js")
   const { readBody } = require("uws-body")
   const loaded = Object.keys(require.cache).filter((f) => require("path").basename(f).startsWith("uws-body."))
@@ -86,7 +87,7 @@ node -e '
     uWS.us_listen_socket_close(token)
     if (text !== String(body.length)) throw new Error("answer " + text)
     console.log(`test-package: uWS read a ${text}-byte body through the installed package`)
-  })'
+  })' "$repo"
 
 echo "== the test suite, against the installed copy"
 cp -r "$repo/__test__" node_modules/uws-body/__test__
