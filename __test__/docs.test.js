@@ -16,18 +16,20 @@ const path = require('node:path')
 const { fork } = require('node:child_process')
 const crypto = require('node:crypto')
 
+// Snippets run from inside the package folder (so `require('uws-body')` is it); the
+// documents are the repository's.
 const root = path.join(__dirname, '..')
+const { REPO } = require('./helpers/repository')
 const dir = path.join(root, 'target', 'snippets')
 
 function documents () {
-  const docs = path.join(root, 'docs')
-  const names = fs.existsSync(docs) ? fs.readdirSync(docs).filter((f) => f.endsWith('.md')).sort().map((f) => path.join('docs', f)) : []
+  const names = fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => path.join('docs', f))
   return ['README.md', ...names]
 }
 
 /** The ```js blocks of a markdown file, each with its marker. */
 function snippets (file) {
-  const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n')
+  const lines = fs.readFileSync(path.join(REPO, file), 'utf8').split('\n')
   const out = []
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(js|javascript|mjs)\s*$/.exec(lines[i])

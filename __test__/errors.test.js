@@ -10,7 +10,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { KINDS, PROGRAM_ERRORS, bodyError, MulterError, BodyError } = require('../lib/errors')
 
-const root = path.join(__dirname, '..')
+// The repository's files: this test checks the sources, docs and types agree.
+const root = require('./helpers/repository').REPO
 const CODE = /['"`]((?:ERR|LIMIT)_[A-Z0-9_]*[A-Z0-9]|ECONNABORTED|MISSING_FIELD_NAME|INVALID_FIELD_NAME|STREAM_DESTROYED)['"`]/g
 
 function sources (dir, ext) {

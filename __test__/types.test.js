@@ -9,18 +9,18 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { execFile } = require('node:child_process')
 
-const ROOT = path.join(__dirname, '..')
 const TYPES = path.join(__dirname, 'types')
 const EXTENSIONS = { js: '.js', javascript: '.js', cjs: '.cjs', mjs: '.mjs', ts: '.ts', typescript: '.ts', mts: '.mts' }
 const FENCE = /^```([a-z]*)[^\n]*\n([\s\S]*?)^```[ \t]*$/gm
+const { REPO } = require('./helpers/repository')
 
-const DOCUMENTS = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+const DOCUMENTS = ['README.md', ...fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
 
 /** The documents' code blocks that are JavaScript or TypeScript, with the line each starts on. */
 function readmeBlocks () {
   const blocks = []
   for (const file of DOCUMENTS) {
-    const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+    const text = fs.readFileSync(path.join(REPO, file), 'utf8')
     for (const match of text.matchAll(FENCE)) {
       const ext = EXTENSIONS[match[1]]
       if (ext === undefined) continue

@@ -6,7 +6,7 @@ const { spawnSync } = require('node:child_process')
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const { ROOT } = require('./child')
+const { REPO: ROOT } = require('./repository')
 
 const TARGET = path.join(ROOT, 'target', 'fault')
 const BUILT = path.join(TARGET, 'debug', 'libuws_body.so')
