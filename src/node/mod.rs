@@ -5,6 +5,7 @@ mod body;
 mod buffer;
 mod external;
 mod multipart;
+mod protocol;
 mod raw;
 mod stream;
 
@@ -119,5 +120,7 @@ pub fn init(exports: Object) -> Result<()> {
         unsafe { export(env, exports, name, function) }
             .map_err(|_| Error::from_reason(format!("uws-body: cannot export {name}")))?;
     }
+    let mut exports = Object::from_raw(env, exports);
+    exports.set_named_property("protocol", protocol::export(&Env::from_raw(env))?)?;
     Ok(())
 }
