@@ -16,6 +16,8 @@ use napi::sys;
 
 pub type Env = sys::napi_env;
 pub type Value = sys::napi_value;
+/// A hand-written N-API callback.
+pub type Callback = unsafe extern "C" fn(Env, sys::napi_callback_info) -> Value;
 
 /// Why a callback produced no value; `callback` throws it.
 #[derive(Debug)]
@@ -506,12 +508,7 @@ fn element_size(kind: sys::napi_typedarray_type) -> Option<usize> {
 ///
 /// # Safety
 /// `env` must be live and `exports` an object of it.
-pub unsafe fn export(
-    env: Env,
-    exports: Value,
-    name: &str,
-    callback: unsafe extern "C" fn(Env, sys::napi_callback_info) -> Value,
-) -> Result<()> {
+pub unsafe fn export(env: Env, exports: Value, name: &str, callback: Callback) -> Result<()> {
     let mut function = ptr::null_mut();
     // SAFETY: the name's bytes and length describe a valid UTF-8 string.
     check(unsafe {
