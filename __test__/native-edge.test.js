@@ -269,7 +269,7 @@ test('not-binary chunks: one TypeError with one message from both tiers', () => 
 test('the native functions take any JavaScript value without crashing', () => {
   const values = [undefined, null, 0, -1, NaN, Infinity, 2 ** 64, 'x', '\u0000', {}, [], () => {}, Symbol('s'), 10n, new ArrayBuffer(4), Buffer.alloc(4), new SharedArrayBuffer(4), Promise.resolve(), new Proxy({}, {})]
   const body = native.create(-1, 1000, 1000, null, true)
-  for (const name of Object.keys(native)) {
+  for (const name of Object.keys(native).filter((name) => typeof native[name] === 'function')) {
     for (const a of values) {
       for (const b of [undefined, a, body]) {
         try {

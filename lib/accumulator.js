@@ -6,6 +6,7 @@ const { Buffer, constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:b
 const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
+const { STRING_ENCODING, SIZES } = require('./protocol')
 const {
   UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe
 } = require('./options')
@@ -29,8 +30,10 @@ const FINISHED = 3
 const EMPTY = () => Buffer.alloc(0)
 const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
-// Encodings the native tier decodes itself (codes of src/node/body.rs finish_string).
-const STRING_ENCODINGS = { __proto__: null, utf8: 0, 'utf-8': 0, latin1: 1, binary: 1, utf16le: 2, 'utf-16le': 2, ucs2: 2, 'ucs-2': 2 }
+// Encodings the native tier decodes itself (finishString's codes).
+const { UTF8, LATIN1, UTF16LE } = STRING_ENCODING
+const STRING_ENCODINGS = { __proto__: null, utf8: UTF8, 'utf-8': UTF8, latin1: LATIN1, binary: LATIN1, utf16le: UTF16LE, 'utf-16le': UTF16LE, ucs2: UTF16LE, 'ucs-2': UTF16LE }
+const { RECEIVED, LENGTH, CAPACITY } = SIZES
 
 /**
  * Collects one request body, copying each chunk once into its final place. The rules
@@ -180,16 +183,16 @@ class BodyAccumulator {
   }
 
   get received () {
-    return this._native !== null ? native.sizes(this._native)[0] : this._received
+    return this._native !== null ? native.sizes(this._native)[RECEIVED] : this._received
   }
 
   get length () {
-    if (this._native !== null) return native.sizes(this._native)[1]
+    if (this._native !== null) return native.sizes(this._native)[LENGTH]
     return this._state === OPEN && this._buf !== null ? this._received : 0
   }
 
   get capacity () {
-    if (this._native !== null) return native.sizes(this._native)[2]
+    if (this._native !== null) return native.sizes(this._native)[CAPACITY]
     return this._state === OPEN && this._buf !== null ? this._buf.length : 0
   }
 

@@ -17,20 +17,12 @@
 const { Buffer } = require('node:buffer')
 const native = require('../native')
 const { bytesOf } = require('../chunk')
+const { SINK, OUTCOME, HEAD } = require('../protocol')
 
-const SKIP = 0
-const FIELD = 1
-const ARENA = 2
-const STREAM = 3
-const PENDING = 4
-
-// multipartFeed's outcomes (src/node/multipart.rs outcome_number; PART comes as the head).
-const PART = 1
-const DATA = 2
-const PART_END = 3
-const NEED_INPUT = 4
-const DONE = 5
-const FAILED = 6
+const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
+// multipartFeed's outcomes (PART comes as the head).
+const { PART, DATA, PART_END, NEED_INPUT, DONE, FAILED } = OUTCOME
+const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE } = HEAD
 
 // Most bytes a chunk's parts can carry besides the chunk's own: a partial delimiter held
 // from the chunk before (src/core/multipart: at most 74).
@@ -43,7 +35,7 @@ const EMPTY = new ArrayBuffer(0)
  *   part(head) -> SKIP | FIELD | ARENA | STREAM | PENDING
  *                                                 a part begins; head: { name, filename,
  *                                                 filenameUtf8, mimeType, charset, encoding,
- *                                                 isFile } (src/node/multipart.rs head_array)
+ *                                                 isFile } (lib/protocol.js HEAD)
  *   field(value)                                  a FIELD part's value (string or Buffer)
  *   data(buffer)                                  bytes of a STREAM or PENDING part
  *   partEnd(range)                                any part ends; range: [start, end) in
@@ -150,7 +142,7 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
-          this.sink = consumer.part({ name: head[0], filename: head[1], filenameUtf8: head[2], mimeType: head[3], charset: head[4], encoding: head[5], isFile: head[6] })
+          this.sink = consumer.part({ name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] })
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd
           break

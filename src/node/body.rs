@@ -7,6 +7,7 @@ use napi::sys;
 
 use super::buffer::into_buffer;
 use super::external;
+use super::protocol::{sizes, string_encoding};
 use super::raw::*;
 use crate::core::{text, Body, BodyError, BodyOptions, FinishError, Misuse};
 
@@ -128,8 +129,9 @@ pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Valu
 
 /// finishString(body, encoding) -> string | false (the body failed: see error()) | the
 /// body's length in bytes (a number: the string would be longer than V8 makes one).
-/// encoding: 0 utf8, 1 latin1, 2 utf16le. The string is built straight from the body's
-/// memory, which then goes back to the pool: no Buffer is ever made.
+/// encoding: protocol's `string_encoding` (UTF8 for any other value). The string is built
+/// straight from the body's memory, which then goes back to the pool: no Buffer is ever
+/// made.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -139,7 +141,7 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
         callback(env, || {
             let [handle, encoding] = args::<2>(env, info)?;
             let body = body(env, handle, "finishString")?;
-            let encoding = get_f64(env, encoding)?.unwrap_or(0.0);
+            let encoding = get_f64(env, encoding)?.unwrap_or(f64::from(string_encoding::UTF8));
             let mut block = match body.finish() {
                 Ok(block) => block,
                 Err(FinishError::Body(_)) => return boolean(env, false),
@@ -151,7 +153,7 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
             // string from its Latin-1 form, rewritten in the block itself: a copy, where
             // V8's UTF-8 decoder is 3-5x slower on Node 24 than Buffer.toString('utf8').
             let one_byte = match encoding as u32 {
-                1 | 2 => None,
+                string_encoding::LATIN1 | string_encoding::UTF16LE => None,
                 _ => text::utf8_to_latin1_in_place(block.as_mut_slice()),
             };
             let bytes = block.as_slice();
@@ -162,13 +164,13 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
                     n as isize,
                     &mut result,
                 ),
-                (1, None) => sys::napi_create_string_latin1(
+                (string_encoding::LATIN1, None) => sys::napi_create_string_latin1(
                     env,
                     bytes.as_ptr().cast(),
                     bytes.len() as isize,
                     &mut result,
                 ),
-                (2, None) => {
+                (string_encoding::UTF16LE, None) => {
                     let units = utf16_units(bytes)?;
                     sys::napi_create_string_utf16(
                         env,
@@ -305,7 +307,7 @@ pub(super) unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
     }
 }
 
-/// sizes(body) -> [received, length, capacity]
+/// sizes(body) -> [received, length, capacity] (protocol's `sizes` slots)
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -315,13 +317,16 @@ pub unsafe extern "C" fn sizes(env: Env, info: sys::napi_callback_info) -> Value
         callback(env, || {
             let [handle] = args::<1>(env, info)?;
             let body = body(env, handle, "sizes")?;
+            let mut values = [0.0; sizes::TABLE.len()];
+            values[sizes::RECEIVED] = body.received() as f64;
+            values[sizes::LENGTH] = body.length() as f64;
+            values[sizes::CAPACITY] = body.capacity() as f64;
             let mut array = ptr::null_mut();
-            check(sys::napi_create_array_with_length(env, 3, &mut array))?;
-            let values = [
-                body.received() as f64,
-                body.length() as f64,
-                body.capacity() as f64,
-            ];
+            check(sys::napi_create_array_with_length(
+                env,
+                values.len(),
+                &mut array,
+            ))?;
             for (i, v) in values.into_iter().enumerate() {
                 check(sys::napi_set_element(env, array, i as u32, number(env, v)?))?;
             }

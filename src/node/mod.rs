@@ -5,6 +5,9 @@ mod body;
 mod buffer;
 mod external;
 mod multipart;
+#[cfg(feature = "call-cost")]
+mod probe;
+mod protocol;
 mod raw;
 mod stream;
 
@@ -83,10 +86,7 @@ unsafe extern "C" fn inject_fault(
 pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
-    let functions: [(
-        &str,
-        unsafe extern "C" fn(raw::Env, napi::sys::napi_callback_info) -> raw::Value,
-    ); 22] = [
+    let functions: [(&str, raw::Callback); 22] = [
         ("create", body::create),
         ("push", body::push),
         ("finish", body::finish),
@@ -114,10 +114,14 @@ pub fn init(exports: Object) -> Result<()> {
     let functions = functions
         .into_iter()
         .chain([("injectFault", inject_fault as _)]);
+    #[cfg(feature = "call-cost")]
+    let functions = functions.into_iter().chain(probe::RAW);
     for (name, function) in functions {
         // SAFETY: the env and exports object Node passed to module init.
         unsafe { export(env, exports, name, function) }
             .map_err(|_| Error::from_reason(format!("uws-body: cannot export {name}")))?;
     }
+    let mut exports = Object::from_raw(env, exports);
+    exports.set_named_property("protocol", protocol::export(&Env::from_raw(env))?)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ use napi::sys;
 use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
+use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
 use crate::core::encoding;
@@ -130,37 +131,41 @@ unsafe fn error_object(env: Env, e: &MultipartError) -> Result<Value> {
     }
 }
 
-/// What `Outcome`s are in JS (lib/multipart/native-upload.js has the same table).
-fn outcome_number(outcome: Outcome) -> f64 {
-    match outcome {
-        Outcome::Part => 1.0,
-        Outcome::Data => 2.0,
-        Outcome::PartEnd => 3.0,
-        Outcome::NeedInput => 4.0,
-        Outcome::Done => 5.0,
-        Outcome::Failed => 6.0,
-    }
+/// What an `Outcome` is in JS.
+fn outcome_number(fed: Outcome) -> f64 {
+    f64::from(match fed {
+        Outcome::Part => outcome::PART,
+        Outcome::Data => outcome::DATA,
+        Outcome::PartEnd => outcome::PART_END,
+        Outcome::NeedInput => outcome::NEED_INPUT,
+        Outcome::Done => outcome::DONE,
+        Outcome::Failed => outcome::FAILED,
+    })
 }
 
+/// The `Sink` a JS number names; `None` for any other value.
 fn sink_of(n: Option<f64>) -> Option<Sink> {
-    match n? {
-        0.0 => Some(Sink::Skip),
-        1.0 => Some(Sink::Field),
-        2.0 => Some(Sink::Arena),
-        3.0 => Some(Sink::Room),
-        4.0 => Some(Sink::Pending),
-        _ => None,
-    }
+    let n = n?;
+    [
+        (sink::SKIP, Sink::Skip),
+        (sink::FIELD, Sink::Field),
+        (sink::ARENA, Sink::Arena),
+        (sink::STREAM, Sink::Room),
+        (sink::PENDING, Sink::Pending),
+    ]
+    .into_iter()
+    .find_map(|(code, sink)| (f64::from(code) == n).then_some(sink))
 }
 
-/// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (2-6, as
-/// outcome_number) | a new part's head (head_array) | null (not a chunk this function
-/// reads: lib/chunk.js says why).
+/// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (protocol's
+/// `outcome`, DATA to FAILED) | a new part's head (head_array) | null (not a chunk this
+/// function reads: lib/chunk.js says why).
 /// Parses chunk[offset..] to the next outcome; the current part's data goes to `sink`
-/// (0 skip, 1 field, 2 arena, 3 room: `room`, a Uint8Array, else ignored; 4 the same room,
-/// the part's size limit not applied meanwhile: `Sink::Pending`). Writes into
-/// `state` (a Float64Array of 2): the offset in the chunk reached, then the bytes
-/// written into the room (sink 3) or the arena's length (sink 2).
+/// (protocol's `sink`: SKIP, FIELD, ARENA, STREAM into `room`, a Uint8Array, else
+/// ignored; PENDING the same room, the part's size limit not applied meanwhile:
+/// `Sink::Pending`). Writes into `state` (a Float64Array of 2): the offset in the chunk
+/// reached, then the bytes written into the room (STREAM, PENDING) or the arena's length
+/// (ARENA).
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -211,7 +216,7 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
             match fed.outcome {
                 // The head with the outcome: one call less per part.
                 Outcome::Part => head_array(env, upload.parser().head()),
-                outcome => number(env, outcome_number(outcome)),
+                other => number(env, outcome_number(other)),
             }
         })
     }
@@ -234,12 +239,12 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
         buffer,
         offset,
     } = unsafe { typed_array(env, value)? };
-    // 8: napi_float64_array. Written as f64s, so its address must be aligned for them.
+    // Written as f64s, so its address must be aligned for them.
     let aligned = (data as usize).is_multiple_of(std::mem::align_of::<f64>());
     let Some(len) = count.checked_mul(8) else {
         return Ok(None);
     };
-    if kind != 8 || count < 2 || data.is_null() || !aligned {
+    if kind != sys::TypedarrayType::float64_array || count < 2 || data.is_null() || !aligned {
         return Ok(None);
     }
     // SAFETY: the typed array's own buffer, offset, byte length and data pointer.
@@ -253,9 +258,10 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
     }))
 }
 
-/// A part's head as an array: `[name, filename, filenameUtf8, mimeType, charset,
-/// encoding, isFile]` (lib/multipart/upload.js names them: an array needs no property
-/// keys made per part, which were a fifth of the time of a form of 100 small files).
+/// A part's head as an array, its slots protocol's `head`: name, filename, filenameUtf8,
+/// mimeType, charset, encoding, isFile (lib/multipart/upload.js makes the object: an
+/// array needs no property keys made per part, which were a fifth of the time of a form
+/// of 100 small files).
 /// Names the client sent as plain parameters come as latin1 strings (their bytes, one
 /// char each: JS re-reads them as it is told to); `filename*` (RFC 8187) comes decoded,
 /// with `filenameUtf8` true.
@@ -278,15 +284,14 @@ unsafe fn head_array(env: Env, head: &PartHead) -> Result<Value> {
             Some(c) => latin1(env, c)?,
             None => null(env)?,
         };
-        let values = [
-            name,
-            filename,
-            boolean(env, utf8)?,
-            string(env, head.mime_type())?,
-            charset,
-            latin1(env, head.encoding())?,
-            boolean(env, head.is_file)?,
-        ];
+        let mut values = [ptr::null_mut(); slot::TABLE.len()];
+        values[slot::NAME] = name;
+        values[slot::FILENAME] = filename;
+        values[slot::FILENAME_UTF8] = boolean(env, utf8)?;
+        values[slot::MIME_TYPE] = string(env, head.mime_type())?;
+        values[slot::CHARSET] = charset;
+        values[slot::ENCODING] = latin1(env, head.encoding())?;
+        values[slot::IS_FILE] = boolean(env, head.is_file)?;
         let mut array = ptr::null_mut();
         check(sys::napi_create_array_with_length(
             env,

@@ -16,6 +16,8 @@ use napi::sys;
 
 pub type Env = sys::napi_env;
 pub type Value = sys::napi_value;
+/// A hand-written N-API callback.
+pub type Callback = unsafe extern "C" fn(Env, sys::napi_callback_info) -> Value;
 
 /// Why a callback produced no value; `callback` throws it.
 #[derive(Debug)]
@@ -391,8 +393,7 @@ pub unsafe fn get_room<'a>(env: Env, value: Value) -> Result<Option<&'a mut [May
     }
     // SAFETY: a typed array of this env.
     let t = unsafe { typed_array(env, value)? };
-    // 1: napi_uint8_array.
-    if t.kind != 1 {
+    if t.kind != sys::TypedarrayType::uint8_array {
         return Ok(None);
     }
     // SAFETY: the typed array's own buffer, offset, length and data pointer.
@@ -490,13 +491,15 @@ unsafe fn array_buffer<'a>(
 /// Bytes per element of N-API's typed array kinds; `None` for a kind this build does not
 /// know (a guess could read past the view).
 fn element_size(kind: sys::napi_typedarray_type) -> Option<usize> {
-    // napi_typedarray_type: int8, uint8, uint8_clamped, int16, uint16, int32, uint32,
-    // float32, float64, bigint64, biguint64, and float16 (11) in newer Node versions.
+    use sys::TypedarrayType as T;
+    // Newer Node versions have Float16Array; napi-sys does not name it yet.
+    const FLOAT16_ARRAY: sys::napi_typedarray_type = 11;
+    // Paths, not bare names: a name that failed to resolve would bind anything.
     match kind {
-        0..=2 => Some(1),
-        3 | 4 | 11 => Some(2),
-        5..=7 => Some(4),
-        8..=10 => Some(8),
+        T::int8_array | T::uint8_array | T::uint8_clamped_array => Some(1),
+        T::int16_array | T::uint16_array | FLOAT16_ARRAY => Some(2),
+        T::int32_array | T::uint32_array | T::float32_array => Some(4),
+        T::float64_array | T::bigint64_array | T::biguint64_array => Some(8),
         _ => None,
     }
 }
@@ -505,12 +508,7 @@ fn element_size(kind: sys::napi_typedarray_type) -> Option<usize> {
 ///
 /// # Safety
 /// `env` must be live and `exports` an object of it.
-pub unsafe fn export(
-    env: Env,
-    exports: Value,
-    name: &str,
-    callback: unsafe extern "C" fn(Env, sys::napi_callback_info) -> Value,
-) -> Result<()> {
+pub unsafe fn export(env: Env, exports: Value, name: &str, callback: Callback) -> Result<()> {
     let mut function = ptr::null_mut();
     // SAFETY: the name's bytes and length describe a valid UTF-8 string.
     check(unsafe {
