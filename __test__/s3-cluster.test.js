@@ -8,7 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { request, bodyOf, sha256 } = require('./helpers/client')
 const { formBody } = require('./helpers/multer-form')
-const { garageGate, startGarage, objectDigest, listUploads } = require('./helpers/garage')
+const { garageGate, gatedTest, startGarage, objectDigest, listUploads } = require('./helpers/garage')
 const { startS3Apps, KINDS } = require('./helpers/s3-apps')
 
 const MIB = 1024 * 1024
@@ -29,12 +29,8 @@ test.after(async () => {
   if (garage) await garage.stop()
 })
 
-function s3test (name, fn) {
-  test(name, { skip: gate.skip, timeout: 10 * 60000 }, async (t) => {
-    if (gate.fail) assert.fail(`CI: ${gate.fail}`)
-    await fn(t)
-  })
-}
+/** A test that needs garage: skipped with the reason where it is missing, failed under CI. */
+const s3test = gatedTest(gate)
 
 /** Uploads through node 0; `during(kind)` runs while the request is under way. */
 async function upload (id, parts, during = async () => {}) {

@@ -12,7 +12,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { formBody } = require('./helpers/multer-form')
-const { garageGate, startGarage, objectDigest, listKeys, listUploads, emptyBucket } = require('./helpers/garage')
+const { garageGate, gatedTest, startGarage, objectDigest, listKeys, listUploads, emptyBucket } = require('./helpers/garage')
 const { startS3Apps, KINDS } = require('./helpers/s3-apps')
 const { PutBucketLifecycleConfigurationCommand, GetBucketLifecycleConfigurationCommand } = require('@aws-sdk/client-s3')
 
@@ -38,12 +38,7 @@ test.after(async () => {
 })
 
 /** A test that needs garage: skipped with the reason where it is missing, failed under CI. */
-function s3test (name, fn) {
-  test(name, { skip: gate.skip, timeout: 10 * 60000 }, async (t) => {
-    if (gate.fail) assert.fail(`CI: ${gate.fail}`)
-    await fn(t)
-  })
-}
+const s3test = gatedTest(gate)
 
 /**
  * Sends the same request to every contender (`send` adds client options: cuts, pause,

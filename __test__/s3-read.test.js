@@ -18,7 +18,7 @@ const { readMultipart } = require('..')
 const { s3Uploads } = require('../examples/s3')
 const { request, bodyOf, sha256, sleep } = require('./helpers/client')
 const { formBody } = require('./helpers/multer-form')
-const { garageGate, startGarage, objectDigest, listKeys, listUploads, emptyBucket } = require('./helpers/garage')
+const { garageGate, gatedTest, startGarage, objectDigest, listKeys, listUploads, emptyBucket } = require('./helpers/garage')
 const { startS3Apps } = require('./helpers/s3-apps')
 
 const MIB = 1024 * 1024
@@ -101,12 +101,8 @@ test.after(async () => {
   if (garage) await garage.stop()
 })
 
-function s3test (name, fn) {
-  test(name, { skip: gate.skip, timeout: 10 * 60000 }, async (t) => {
-    if (gate.fail) assert.fail(`CI: ${gate.fail}`)
-    await fn(t)
-  })
-}
+/** A test that needs garage: skipped with the reason where it is missing, failed under CI. */
+const s3test = gatedTest(gate)
 
 /** The same request to readMultipart and to multer + multer-s3: { ours, theirs }. */
 async function both (parts, config = {}, send = {}) {

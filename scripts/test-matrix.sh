@@ -25,11 +25,11 @@ for cell in "$@"; do
   log=$(mktemp)
   echo "== npm test: Node $node_major, uWS $uws"
   if [ "$uws" = 20.30 ]; then
-    PATH="$(dirname "$node_bin"):$PATH" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP= S3_BACKPRESSURE_MIB=$s3_mib \
+    PATH="$(dirname "$node_bin"):$PATH" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP='' S3_BACKPRESSURE_MIB=$s3_mib \
       npm test 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   else
-    TRIXIE_PATH="$(dirname "$node_bin"):/usr/local/bin:/usr/bin:/bin" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP= S3_BACKPRESSURE_MIB=$s3_mib \
+    TRIXIE_PATH="$(dirname "$node_bin"):/usr/local/bin:/usr/bin:/bin" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP='' S3_BACKPRESSURE_MIB=$s3_mib \
       bash scripts/trixie.sh npm test 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   fi

@@ -12,12 +12,14 @@
 // Where the binary is (findGarage): UWS_BODY_GARAGE, then target/tools/garage/bin/garage
 // (what scripts/garage.sh installs: inside the repository, so the Debian 13 root of
 // scripts/trixie.sh sees it too), then ~/.cache/uws-body/garage/bin/garage, then PATH.
+const assert = require('node:assert/strict')
 const { spawn, spawnSync } = require('node:child_process')
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
+const test = require('node:test')
 
 // The SDK warns once per process that its 2027 releases need Node 22; the tests run on 20.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
@@ -66,6 +68,14 @@ function garageGate () {
   if (found.bin) return { found, skip: false }
   if (process.env.CI) return { found, skip: false, fail: found.why }
   return { found, skip: found.why }
+}
+
+/** node:test's test() behind the gate: skipped with its reason, or failed under CI. */
+function gatedTest (gate) {
+  return (name, fn) => test(name, { skip: gate.skip, timeout: 10 * 60000 }, async (t) => {
+    if (gate.fail) assert.fail(`CI: ${gate.fail}`)
+    await fn(t)
+  })
 }
 
 function freePort () {
@@ -407,4 +417,4 @@ async function emptyBucket (client, bucket) {
   }
 }
 
-module.exports = { findGarage, garageGate, startGarage, s3Client, REQUEST_TIMEOUT, listKeys, listUploads, objectDigest, emptyBucket, freePort }
+module.exports = { findGarage, garageGate, gatedTest, startGarage, s3Client, REQUEST_TIMEOUT, listKeys, listUploads, objectDigest, emptyBucket, freePort }
