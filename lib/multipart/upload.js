@@ -18,6 +18,7 @@ const { Buffer } = require('node:buffer')
 const native = require('../native')
 const { bytesOf } = require('../chunk')
 const { SINK, OUTCOME, HEAD } = require('../protocol')
+const { keepShape } = require('./shapes')
 
 const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
 // multipartFeed's outcomes (PART comes as the head).
@@ -101,6 +102,14 @@ class MultipartUpload {
     if (this.settled) return
     this.settled = true
     native.multipartAbort(this.handle)
+    this.letGo()
+  }
+
+  /** Settled: the native upload is freed by its external's GC, nothing else is held. */
+  letGo () {
+    this.handle = null
+    this.consumer = null
+    keepShape('upload', this)
   }
 
   feed (chunk) {
@@ -142,7 +151,9 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
-          this.sink = consumer.part({ name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] })
+          const part = { name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] }
+          keepShape('head', part)
+          this.sink = consumer.part(part)
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd
           break
@@ -169,6 +180,7 @@ class MultipartUpload {
           this.settled = true
           const arena = native.multipartArena(handle)
           native.multipartAbort(handle)
+          this.letGo()
           consumer.done(arena)
           return
         }
@@ -176,6 +188,7 @@ class MultipartUpload {
           this.settled = true
           const fields = native.multipartError(handle)
           native.multipartAbort(handle)
+          this.letGo()
           consumer.fail(fields)
           return
         }
@@ -186,5 +199,29 @@ class MultipartUpload {
     }
   }
 }
+
+/**
+ * A Buffer made by the native side, as every arena is: Node gives such a Buffer its
+ * prototype after making it, which gives it a hidden class of its own, and the code that
+ * cuts files out of an arena (Buffer's subarray, the engine's done()) is optimized
+ * against it. One of a byte stands for them (./shapes.js): the value of a field in a
+ * charset the native side leaves to JS, a copy in Node's memory (an arena would hold a
+ * pooled block for ever).
+ */
+function keepNativeBufferShape () {
+  const keeper = {
+    part: () => FIELD,
+    field (value) { keepShape('nativeBuffer', value) },
+    data () {},
+    partEnd () {},
+    done () {},
+    fail () {}
+  }
+  const none = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity]
+  const upload = MultipartUpload.create('multipart/form-data; boundary=b', none, 0, -1, null, 1, keeper)
+  upload.write(Buffer.from('--b\r\ncontent-disposition: form-data; name="f"\r\ncontent-type: text/plain; charset=x-none\r\n\r\nx\r\n--b--'))
+  upload.end()
+}
+keepNativeBufferShape()
 
 module.exports = { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING }
