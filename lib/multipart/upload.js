@@ -23,7 +23,7 @@ const { keepShape } = require('./shapes')
 const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
 // multipartFeed's outcomes (PART comes as the head).
 const { PART, DATA, PART_END, NEED_INPUT, DONE, FAILED } = OUTCOME
-const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE } = HEAD
+const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE, ENDED } = HEAD
 
 // Most bytes a chunk's parts can carry besides the chunk's own: a partial delimiter held
 // from the chunk before (src/core/multipart: at most 74).
@@ -151,6 +151,19 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
+          if (head[ENDED] !== null) {
+            // The part before (ARENA or SKIP) ended in the same call: multipartFeed
+            // parses on from a part's end, one crossing per part instead of two.
+            const ended = this.sink
+            this.sink = SKIP
+            if (ended === ARENA) {
+              this.arenaEnd = head[ENDED]
+              consumer.partEnd([this.arenaStart, this.arenaEnd])
+            } else {
+              consumer.partEnd(null)
+            }
+            if (this.settled) return
+          }
           const part = { name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] }
           keepShape('head', part)
           this.sink = consumer.part(part)
