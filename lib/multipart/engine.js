@@ -389,9 +389,9 @@ class MultipartEngine {
     }
     this.arenaFiles = []
     if (last !== null) {
-      // Their hidden classes outlive the form (./shapes.js), not their data.
-      const file = last.file
-      keepShape('file', inArena(fileEntry(file.fieldname, file.originalname, file.encoding, file.mimetype), file.size, EMPTY_BUFFER))
+      // Their hidden classes outlive the form (./shapes.js), not their data: a file made
+      // as the form's were, of no names and no bytes, and the state without its file.
+      keepShape('file', inArena(fileEntry('', '', '', ''), 0, EMPTY_BUFFER))
       last.file = null
       last.token = null
       keepShape('fileState', last)
@@ -732,6 +732,7 @@ class MultipartEngine {
     this.touched.length = 0
     this.arenaFiles.length = 0
     this.flowing = NOT_FLOWING
+    this.contentType = null
     if (this.failed === null) keepShape('engine', this)
   }
 }

@@ -11,8 +11,9 @@
 // The latest of each kind is kept (its hidden class is the one in use, whatever field
 // representations V8 has settled on since), and only once its form is over, when it
 // holds nothing of the form's data: the engine after letGo(), the upload after it was
-// settled, a file's state without its file, a part's head (its names), a twin of the
-// last memory file with an empty buffer, a one-byte Buffer made natively (./upload.js).
+// settled, a file's state without its file; and objects made as the form's were, of no
+// names and no bytes: a part's head, a memory file, a one-byte Buffer made natively
+// (./upload.js).
 const latest = { engine: null, upload: null, fileState: null, head: null, file: null, adapter: null, nativeBuffer: null }
 
 /** `object` (a finished one, holding no data of its form) stands for its kind from now on. */

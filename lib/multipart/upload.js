@@ -30,6 +30,12 @@ const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE, EN
 const CARRY_MAX = 80
 
 const EMPTY = new ArrayBuffer(0)
+const NO_HEAD = Object.freeze(Object.assign([], { [NAME]: '', [FILENAME]: null, [FILENAME_UTF8]: false, [MIME_TYPE]: '', [CHARSET]: null, [ENCODING]: '', [IS_FILE]: true, [ENDED]: null }))
+
+/** A part's head, named, from multipartFeed's array (src/node/multipart.rs head_array). */
+function partHead (head) {
+  return { name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] }
+}
 
 /**
  * consumer: {
@@ -110,6 +116,8 @@ class MultipartUpload {
     this.handle = null
     this.consumer = null
     keepShape('upload', this)
+    // A head made as the form's were, of no names (./shapes.js).
+    keepShape('head', partHead(NO_HEAD))
   }
 
   feed (chunk) {
@@ -164,9 +172,7 @@ class MultipartUpload {
             }
             if (this.settled) return
           }
-          const part = { name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] }
-          keepShape('head', part)
-          this.sink = consumer.part(part)
+          this.sink = consumer.part(partHead(head))
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd
           break
