@@ -18,8 +18,11 @@ const OUTCOME = Object.freeze({ PART: 1, DATA: 2, PART_END: 3, NEED_INPUT: 4, DO
 /** finishString's `encoding` argument. */
 const STRING_ENCODING = Object.freeze({ UTF8: 0, LATIN1: 1, UTF16LE: 2 })
 
-/** The slots of the array multipartFeed gives for a new part's head. */
-const HEAD = Object.freeze({ NAME: 0, FILENAME: 1, FILENAME_UTF8: 2, MIME_TYPE: 3, CHARSET: 4, ENCODING: 5, IS_FILE: 6 })
+/**
+ * The slots of the array multipartFeed gives for a new part's head. ENDED: the part before
+ * (SKIP or ARENA) ended in the same call, at this arena length; null when none did.
+ */
+const HEAD = Object.freeze({ NAME: 0, FILENAME: 1, FILENAME_UTF8: 2, MIME_TYPE: 3, CHARSET: 4, ENCODING: 5, IS_FILE: 6, ENDED: 7 })
 
 /** The slots of the array sizes() gives. */
 const SIZES = Object.freeze({ RECEIVED: 0, LENGTH: 1, CAPACITY: 2 })

@@ -33,6 +33,7 @@ const { nativeLimits } = require('./limits')
 const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
 const errors = require('../errors')
 const { startTimer } = require('../timeout')
+const { keepShape } = require('./shapes')
 
 // Files with their storage engine at once: each disk file is an open descriptor, each
 // object-store file a connection; a form of 50 000 tiny files must not open them all.
@@ -231,7 +232,7 @@ class MultipartEngine {
       this.fail(errors.multipartError({ code: 'LIMIT_FIELD_KEY', max: this.limits.fieldNameSize }))
       return SKIP
     }
-    const state = new FileState({ fieldname, originalname, encoding: head.encoding, mimetype: head.mimeType })
+    const state = new FileState(fileEntry(fieldname, originalname, head.encoding, head.mimeType))
     state.token = this.adapter.fileBegin(state.file)
     this.current = state
     this.pending++
@@ -377,16 +378,24 @@ class MultipartEngine {
     this.readFinished = true
     this.upload = null
     const empty = arena === null ? Buffer.alloc(0) : null
+    let last = null
     for (const state of this.arenaFiles) {
       const [start, end] = state.range
       // The file object itself, completed (every arena file the same way, so they share
       // one shape): no copy made per file.
-      const file = state.file
-      file.size = end - start
-      file.buffer = empty === null ? arena.subarray(start, end) : empty
+      const file = inArena(state.file, end - start, empty === null ? arena.subarray(start, end) : empty)
       this.adapter.fileStored(state.token, file)
+      last = state
     }
     this.arenaFiles = []
+    if (last !== null) {
+      // Their hidden classes outlive the form (./shapes.js), not their data: a file made
+      // as the form's were, of no names and no bytes, and the state without its file.
+      keepShape('file', inArena(fileEntry('', '', '', ''), 0, EMPTY_BUFFER))
+      last.file = null
+      last.token = null
+      keepShape('fileState', last)
+    }
     // The body may go on (an epilogue): the source reads and drops it.
     this.releaseAll()
     this.maybeDone()
@@ -723,9 +732,24 @@ class MultipartEngine {
     this.touched.length = 0
     this.arenaFiles.length = 0
     this.flowing = NOT_FLOWING
+    this.contentType = null
+    if (this.failed === null) keepShape('engine', this)
   }
 }
 
+/** A file as its part begins: what the part's head says of it. */
+function fileEntry (fieldname, originalname, encoding, mimetype) {
+  return { fieldname, originalname, encoding, mimetype }
+}
+
+/** A memory storage file, complete: its bytes are `buffer`, a range of the arena. */
+function inArena (file, size, buffer) {
+  file.size = size
+  file.buffer = buffer
+  return file
+}
+
+const EMPTY_BUFFER = Buffer.alloc(0)
 const noop = () => {}
 // Never added to: stands for "no file flowing" until one does.
 const NOT_FLOWING = new Set()

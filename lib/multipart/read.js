@@ -18,6 +18,7 @@ const errors = require('../errors')
 const { parseContentLength, checkNames, describe, INVALID } = require('../options')
 const { bindOnce } = require('../async-context')
 const linger = require('../linger')
+const { keepShape } = require('./shapes')
 
 const OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted']
 
@@ -200,6 +201,8 @@ class Result {
       this.scope.emitDestroy()
       this.scope = null
     }
+    // Holding nothing now: its hidden class outlives the form (./shapes.js).
+    keepShape('adapter', this)
   }
 }
 

@@ -18,17 +18,24 @@ const { Buffer } = require('node:buffer')
 const native = require('../native')
 const { bytesOf } = require('../chunk')
 const { SINK, OUTCOME, HEAD } = require('../protocol')
+const { keepShape } = require('./shapes')
 
 const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
 // multipartFeed's outcomes (PART comes as the head).
 const { PART, DATA, PART_END, NEED_INPUT, DONE, FAILED } = OUTCOME
-const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE } = HEAD
+const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE, ENDED } = HEAD
 
 // Most bytes a chunk's parts can carry besides the chunk's own: a partial delimiter held
 // from the chunk before (src/core/multipart: at most 74).
 const CARRY_MAX = 80
 
 const EMPTY = new ArrayBuffer(0)
+const NO_HEAD = Object.freeze(Object.assign([], { [NAME]: '', [FILENAME]: null, [FILENAME_UTF8]: false, [MIME_TYPE]: '', [CHARSET]: null, [ENCODING]: '', [IS_FILE]: true, [ENDED]: null }))
+
+/** A part's head, named, from multipartFeed's array (src/node/multipart.rs head_array). */
+function partHead (head) {
+  return { name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] }
+}
 
 /**
  * consumer: {
@@ -101,6 +108,16 @@ class MultipartUpload {
     if (this.settled) return
     this.settled = true
     native.multipartAbort(this.handle)
+    this.letGo()
+  }
+
+  /** Settled: the native upload is freed by its external's GC, nothing else is held. */
+  letGo () {
+    this.handle = null
+    this.consumer = null
+    keepShape('upload', this)
+    // A head made as the form's were, of no names (./shapes.js).
+    keepShape('head', partHead(NO_HEAD))
   }
 
   feed (chunk) {
@@ -142,7 +159,20 @@ class MultipartUpload {
       }
       switch (outcome) {
         case PART: {
-          this.sink = consumer.part({ name: head[NAME], filename: head[FILENAME], filenameUtf8: head[FILENAME_UTF8], mimeType: head[MIME_TYPE], charset: head[CHARSET], encoding: head[ENCODING], isFile: head[IS_FILE] })
+          if (head[ENDED] !== null) {
+            // The part before (ARENA or SKIP) ended in the same call: multipartFeed
+            // parses on from a part's end, one crossing per part instead of two.
+            const ended = this.sink
+            this.sink = SKIP
+            if (ended === ARENA) {
+              this.arenaEnd = head[ENDED]
+              consumer.partEnd([this.arenaStart, this.arenaEnd])
+            } else {
+              consumer.partEnd(null)
+            }
+            if (this.settled) return
+          }
+          this.sink = consumer.part(partHead(head))
           if (this.settled) return
           if (this.sink === ARENA) this.arenaStart = this.arenaEnd
           break
@@ -169,6 +199,7 @@ class MultipartUpload {
           this.settled = true
           const arena = native.multipartArena(handle)
           native.multipartAbort(handle)
+          this.letGo()
           consumer.done(arena)
           return
         }
@@ -176,6 +207,7 @@ class MultipartUpload {
           this.settled = true
           const fields = native.multipartError(handle)
           native.multipartAbort(handle)
+          this.letGo()
           consumer.fail(fields)
           return
         }
@@ -186,5 +218,29 @@ class MultipartUpload {
     }
   }
 }
+
+/**
+ * A Buffer made by the native side, as every arena is: Node gives such a Buffer its
+ * prototype after making it, which gives it a hidden class of its own, and the code that
+ * cuts files out of an arena (Buffer's subarray, the engine's done()) is optimized
+ * against it. One of a byte stands for them (./shapes.js): the value of a field in a
+ * charset the native side leaves to JS, a copy in Node's memory (an arena would hold a
+ * pooled block for ever).
+ */
+function keepNativeBufferShape () {
+  const keeper = {
+    part: () => FIELD,
+    field (value) { keepShape('nativeBuffer', value) },
+    data () {},
+    partEnd () {},
+    done () {},
+    fail () {}
+  }
+  const none = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity]
+  const upload = MultipartUpload.create('multipart/form-data; boundary=b', none, 0, -1, null, 1, keeper)
+  upload.write(Buffer.from('--b\r\ncontent-disposition: form-data; name="f"\r\ncontent-type: text/plain; charset=x-none\r\n\r\nx\r\n--b--'))
+  upload.end()
+}
+keepNativeBufferShape()
 
 module.exports = { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING }

@@ -165,7 +165,8 @@ fn sink_of(n: Option<f64>) -> Option<Sink> {
 /// ignored; PENDING the same room, the part's size limit not applied meanwhile:
 /// `Sink::Pending`). Writes into `state` (a Float64Array of 2): the offset in the chunk
 /// reached, then the bytes written into the room (STREAM, PENDING) or the arena's length
-/// (ARENA).
+/// (ARENA). A part of sink SKIP or ARENA that ends is parsed on from: the next part's
+/// head then says so (its slot `ENDED`).
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -204,18 +205,39 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
                     ));
                 }
             }
-            let fed = upload
+            let feed_misuse = |m| misuse("multipart", "multipartFeed", m);
+            let mut fed = upload
                 .feed(&bytes[offset..], sink, room)
-                .map_err(|m| misuse("multipart", "multipartFeed", m))?;
+                .map_err(feed_misuse)?;
+            let mut consumed = fed.consumed;
+            // Taken now: a failure further on releases the arena.
             let second = match sink {
                 Sink::Arena => upload.arena_len(),
                 _ => fed.written,
             };
-            state[0].write((offset + fed.consumed) as f64);
+            let mut ended = None;
+            if fed.outcome == Outcome::PartEnd && matches!(sink, Sink::Arena | Sink::Skip) {
+                // The caller's next call, made here: from a part's end its data goes
+                // nowhere (Sink::Skip) to the next outcome. When that is the next part,
+                // the end comes with its head: one crossing per part instead of two.
+                // (Not after a field: its value and charset are read at its end.)
+                ended = Some(second);
+                fed = upload
+                    .feed(&bytes[offset + consumed..], Sink::Skip, &mut none[..])
+                    .map_err(feed_misuse)?;
+                consumed += fed.consumed;
+                if fed.outcome != Outcome::Part {
+                    // The part's end alone; the caller's next call finds the outcome
+                    // again (NeedInput, Done and Failed are the parser's state).
+                    fed.outcome = Outcome::PartEnd;
+                    ended = None;
+                }
+            }
+            state[0].write((offset + consumed) as f64);
             state[1].write(second as f64);
             match fed.outcome {
                 // The head with the outcome: one call less per part.
-                Outcome::Part => head_array(env, upload.parser().head()),
+                Outcome::Part => head_array(env, upload.parser().head(), ended),
                 other => number(env, outcome_number(other)),
             }
         })
@@ -259,16 +281,17 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
 }
 
 /// A part's head as an array, its slots protocol's `head`: name, filename, filenameUtf8,
-/// mimeType, charset, encoding, isFile (lib/multipart/upload.js makes the object: an
+/// mimeType, charset, encoding, isFile, ended (lib/multipart/upload.js makes the object: an
 /// array needs no property keys made per part, which were a fifth of the time of a form
 /// of 100 small files).
 /// Names the client sent as plain parameters come as latin1 strings (their bytes, one
 /// char each: JS re-reads them as it is told to); `filename*` (RFC 8187) comes decoded,
-/// with `filenameUtf8` true.
+/// with `filenameUtf8` true. `ended`: the part before ended in the same call, its sink
+/// Arena or Skip; with the arena's length then (null: it did not).
 ///
 /// # Safety
 /// `env` must be the running callback's.
-unsafe fn head_array(env: Env, head: &PartHead) -> Result<Value> {
+unsafe fn head_array(env: Env, head: &PartHead, ended: Option<usize>) -> Result<Value> {
     // SAFETY: the caller's env, for every call below.
     unsafe {
         let name = match &head.name {
@@ -292,6 +315,10 @@ unsafe fn head_array(env: Env, head: &PartHead) -> Result<Value> {
         values[slot::CHARSET] = charset;
         values[slot::ENCODING] = latin1(env, head.encoding())?;
         values[slot::IS_FILE] = boolean(env, head.is_file)?;
+        values[slot::ENDED] = match ended {
+            Some(at) => number(env, at as f64)?,
+            None => null(env)?,
+        };
         let mut array = ptr::null_mut();
         check(sys::napi_create_array_with_length(
             env,

@@ -61,6 +61,9 @@ table! {
         CHARSET = 4,
         ENCODING = 5,
         IS_FILE = 6,
+        /// The part before ended in the same call (a SKIP or ARENA part): the arena's
+        /// length at its end; null when none did.
+        ENDED = 7,
     }
 }
 
