@@ -9,7 +9,8 @@ const path = require('node:path')
 const native = require('../lib/native')
 const protocol = require('../lib/protocol')
 
-const ROOT = path.join(__dirname, '..')
+// The repository's sources (helpers/repository.js: also when run from an installed copy).
+const ROOT = require('./helpers/repository').REPO
 
 /** The files under `dir` (recursively) whose names end in `ext`, with their text. */
 function sources (dir, ext) {
