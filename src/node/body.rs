@@ -108,22 +108,15 @@ pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value 
     }
 }
 
-/// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            match body(env, handle, "finish")?.finish() {
-                Ok(block) if block.is_empty() => null(env),
-                Ok(block) => into_buffer(env, block),
-                Err(FinishError::Body(_)) => boolean(env, false),
-                Err(FinishError::Misuse(m)) => Err(misuse("finish", m)),
-            }
-        })
+handle_callback! {
+    /// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
+    finish, |env, handle| {
+        match body(env, handle, "finish")?.finish() {
+            Ok(block) if block.is_empty() => null(env),
+            Ok(block) => into_buffer(env, block),
+            Err(FinishError::Body(_)) => boolean(env, false),
+            Err(FinishError::Misuse(m)) => Err(misuse("finish", m)),
+        }
     }
 }
 
@@ -228,35 +221,21 @@ fn utf16_units(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u16]>> {
     Ok(std::borrow::Cow::Owned(units))
 }
 
-/// abort(body)
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn abort(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            body(env, handle, "abort")?.abort();
-            null(env)
-        })
+handle_callback! {
+    /// abort(body)
+    abort, |env, handle| {
+        body(env, handle, "abort")?.abort();
+        null(env)
     }
 }
 
-/// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn error(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            match body(env, handle, "error")?.error() {
-                Some(e) => error_object(env, e),
-                None => null(env),
-            }
-        })
+handle_callback! {
+    /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
+    error, |env, handle| {
+        match body(env, handle, "error")?.error() {
+            Some(e) => error_object(env, e),
+            None => null(env),
+        }
     }
 }
 
@@ -307,30 +286,23 @@ pub(super) unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
     }
 }
 
-/// sizes(body) -> [received, length, capacity] (protocol's `sizes` slots)
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn sizes(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            let body = body(env, handle, "sizes")?;
-            let mut values = [0.0; sizes::TABLE.len()];
-            values[sizes::RECEIVED] = body.received() as f64;
-            values[sizes::LENGTH] = body.length() as f64;
-            values[sizes::CAPACITY] = body.capacity() as f64;
-            let mut array = ptr::null_mut();
-            check(sys::napi_create_array_with_length(
-                env,
-                values.len(),
-                &mut array,
-            ))?;
-            for (i, v) in values.into_iter().enumerate() {
-                check(sys::napi_set_element(env, array, i as u32, number(env, v)?))?;
-            }
-            Ok(array)
-        })
+handle_callback! {
+    /// sizes(body) -> [received, length, capacity] (protocol's `sizes` slots)
+    sizes, |env, handle| {
+        let body = body(env, handle, "sizes")?;
+        let mut values = [0.0; sizes::TABLE.len()];
+        values[sizes::RECEIVED] = body.received() as f64;
+        values[sizes::LENGTH] = body.length() as f64;
+        values[sizes::CAPACITY] = body.capacity() as f64;
+        let mut array = ptr::null_mut();
+        check(sys::napi_create_array_with_length(
+            env,
+            values.len(),
+            &mut array,
+        ))?;
+        for (i, v) in values.into_iter().enumerate() {
+            check(sys::napi_set_element(env, array, i as u32, number(env, v)?))?;
+        }
+        Ok(array)
     }
 }

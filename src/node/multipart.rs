@@ -348,111 +348,76 @@ fn field_charset(charset: Option<&[u8]>) -> Option<bool> {
     }
 }
 
-/// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
-/// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_field(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            let upload = upload(env, handle, "multipartField")?;
-            let utf8 = field_charset(upload.parser().head().charset.as_deref());
-            let value = upload.take_field();
-            match utf8 {
-                Some(true) => utf8_lossy(env, &value),
-                Some(false) => latin1(env, &value),
-                None => {
-                    let mut data = ptr::null_mut();
-                    let mut result = ptr::null_mut();
-                    check(sys::napi_create_buffer_copy(
-                        env,
-                        value.len(),
-                        value.as_ptr().cast(),
-                        &mut data,
-                        &mut result,
-                    ))?;
-                    Ok(result)
-                }
+handle_callback! {
+    /// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
+    /// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
+    multipart_field, |env, handle| {
+        let upload = upload(env, handle, "multipartField")?;
+        let utf8 = field_charset(upload.parser().head().charset.as_deref());
+        let value = upload.take_field();
+        match utf8 {
+            Some(true) => utf8_lossy(env, &value),
+            Some(false) => latin1(env, &value),
+            None => {
+                let mut data = ptr::null_mut();
+                let mut result = ptr::null_mut();
+                check(sys::napi_create_buffer_copy(
+                    env,
+                    value.len(),
+                    value.as_ptr().cast(),
+                    &mut data,
+                    &mut result,
+                ))?;
+                Ok(result)
             }
-        })
+        }
     }
 }
 
-/// multipartArena(upload) -> every arena file's bytes, back to back, as one Buffer that
-/// owns them (files are ranges of it: see multipartFeed's state), or null when empty.
-/// The upload's arena is empty after.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_arena(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            let arena = upload(env, handle, "multipartArena")?.take_arena();
-            if arena.is_empty() {
-                return null(env);
-            }
-            into_buffer(env, arena)
-        })
+handle_callback! {
+    /// multipartArena(upload) -> every arena file's bytes, back to back, as one Buffer that
+    /// owns them (files are ranges of it: see multipartFeed's state), or null when empty.
+    /// The upload's arena is empty after.
+    multipart_arena, |env, handle| {
+        let arena = upload(env, handle, "multipartArena")?.take_arena();
+        if arena.is_empty() {
+            return null(env);
+        }
+        into_buffer(env, arena)
     }
 }
 
-/// multipartEnd(upload): the last chunk was fed (uWS's isLast).
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_end(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            match upload(env, handle, "multipartEnd")?.end() {
-                Ok(()) => null(env),
-                Err(m) => Err(misuse("multipart", "multipartEnd", m)),
-            }
-        })
+handle_callback! {
+    /// multipartEnd(upload): the last chunk was fed (uWS's isLast).
+    multipart_end, |env, handle| {
+        match upload(env, handle, "multipartEnd")?.end() {
+            Ok(()) => null(env),
+            Err(m) => Err(misuse("multipart", "multipartEnd", m)),
+        }
     }
 }
 
-/// multipartAbort(upload): releases everything now. Idempotent.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_abort(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            upload(env, handle, "multipartAbort")?.abort();
-            null(env)
-        })
+handle_callback! {
+    /// multipartAbort(upload): releases everything now. Idempotent.
+    multipart_abort, |env, handle| {
+        upload(env, handle, "multipartAbort")?.abort();
+        null(env)
     }
 }
 
-/// multipartError(upload) -> null | `{ code, reason?, max? }` | a body error's fields
-/// (body.rs's form): `ERR_BODY_OUT_OF_MEMORY` when memory for a field or the arena could
-/// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_error(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            let upload = upload(env, handle, "multipartError")?;
-            if let Some(e) = upload.body_error() {
-                return body_error_object(env, e);
-            }
-            match upload.error() {
-                Some(e) => error_object(env, e),
-                None => null(env),
-            }
-        })
+handle_callback! {
+    /// multipartError(upload) -> null | `{ code, reason?, max? }` | a body error's fields
+    /// (body.rs's form): `ERR_BODY_OUT_OF_MEMORY` when memory for a field or the arena could
+    /// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
+    multipart_error, |env, handle| {
+        let upload = upload(env, handle, "multipartError")?;
+        if let Some(e) = upload.body_error() {
+            return body_error_object(env, e);
+        }
+        match upload.error() {
+            Some(e) => error_object(env, e),
+            None => null(env),
+        }
     }
 }
 

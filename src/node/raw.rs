@@ -1,6 +1,7 @@
 //! Thin, checked helpers over raw N-API. The hot functions are plain N-API callbacks
-//! rather than `#[napi]` items: a hand-written callback costs ~40 ns a call, a `#[napi]`
-//! function ~140 ns and a class method ~330 ns, and a body makes one call per chunk.
+//! rather than `#[napi]` items: a hand-written callback costs 15-17 ns a call, a `#[napi]`
+//! function 84-85 ns and a class method 215-220 ns (bench/call-cost.js, Node 20 and 24),
+//! and a body makes one call per chunk, a form one or two per part.
 //!
 //! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
 //! here trusts an argument: each N-API status that matters is checked through `check`, and
@@ -57,6 +58,30 @@ pub fn misuse(api: &str, call: &str, misuse: crate::core::Misuse) -> Thrown {
         message: format!("{api}: {call}() after {after}"),
     }
 }
+
+/// Defines an N-API callback whose one argument is a handle (a body, stream or upload):
+/// `$body` runs under `callback` with `env` and the handle bound, and gives the value
+/// returned. The once-per-body calls (finish, sizes, end, abort, error, ...) are this one
+/// shape, so its unsafe surface is written once, here.
+macro_rules! handle_callback {
+    ($(#[$attr:meta])* $name:ident, |$env:ident, $handle:ident| $body:block) => {
+        $(#[$attr])*
+        ///
+        /// # Safety
+        /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+        pub unsafe extern "C" fn $name($env: Env, info: sys::napi_callback_info) -> Value {
+            // SAFETY: Node's env and info for this call; `$body` runs inside this block,
+            // with that env, on the callback's thread.
+            unsafe {
+                callback($env, || {
+                    let [$handle] = args::<1>($env, info)?;
+                    $body
+                })
+            }
+        }
+    };
+}
+pub(crate) use handle_callback;
 
 /// Runs the body of an N-API callback. An error becomes a JS exception; a panic becomes
 /// one too (unwinding into Node's C++ frames would abort the process).

@@ -167,51 +167,30 @@ pub unsafe extern "C" fn stream_read(env: Env, info: sys::napi_callback_info) ->
     }
 }
 
-/// streamEnd(stream): the last chunk was written (uWS's isLast).
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn stream_end(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            match stream(env, handle, "streamEnd")?.end() {
-                Ok(()) => null(env),
-                Err(m) => Err(misuse("bodyStream", "streamEnd", m)),
-            }
-        })
+handle_callback! {
+    /// streamEnd(stream): the last chunk was written (uWS's isLast).
+    stream_end, |env, handle| {
+        match stream(env, handle, "streamEnd")?.end() {
+            Ok(()) => null(env),
+            Err(m) => Err(misuse("bodyStream", "streamEnd", m)),
+        }
     }
 }
 
-/// streamAbort(stream): releases everything now. Idempotent.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn stream_abort(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            stream(env, handle, "streamAbort")?.abort();
-            null(env)
-        })
+handle_callback! {
+    /// streamAbort(stream): releases everything now. Idempotent.
+    stream_abort, |env, handle| {
+        stream(env, handle, "streamAbort")?.abort();
+        null(env)
     }
 }
 
-/// streamError(stream) -> null | the error's fields, as body.rs's error().
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn stream_error(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle] = args::<1>(env, info)?;
-            match stream(env, handle, "streamError")?.error() {
-                Some(e) => error_object(env, e),
-                None => null(env),
-            }
-        })
+handle_callback! {
+    /// streamError(stream) -> null | the error's fields, as body.rs's error().
+    stream_error, |env, handle| {
+        match stream(env, handle, "streamError")?.error() {
+            Some(e) => error_object(env, e),
+            None => null(env),
+        }
     }
 }
