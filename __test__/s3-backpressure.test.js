@@ -8,30 +8,44 @@
 // printed beside them, the reference): the server's peak RSS (the kernel's VmHWM) stays
 // within RSS_BOUND of its RSS before the upload, and the client is paused, not buffered:
 // what the client has handed to the kernel never runs more than IN_FLIGHT_BOUND ahead of
-// what reached the store. lib-storage itself holds up to five 5 MiB parts (four being
-// sent, one being filled); to that add the sockets' buffers, the readers' high-water marks
-// and, under uWS 20.57, what uWS still delivers after res.pause() (uSockets keeps reading
-// while each read fills its 512 KiB buffer: per pause, up to the socket's receive queue,
-// tcp_rmem's max, helpers/uws-build.js; the 20.30 fork delivers nothing after it), so the
-// in-flight bound grows by that on 20.57.
-// Measured here (2 cores, shared): ahead of the store 16-52 MiB on 20.30, 15-73 MiB on
-// 20.57 (tcp_rmem max 32 MiB); peak RSS +59-75 MiB on 20.30, +85-190 MiB on 20.57 (most
-// of it Buffers not yet collected; Node 24 the most), multer +69-96 MiB (one file). The
-// bounds leave room for that noise; 1 GiB buffered anywhere would be far over both. In the
-// form of many files, the engine holds the client while earlier files are still being
-// stored (lib/multipart/engine.js), so it stays within the same bounds (multer's ran
-// 219-250 MiB ahead here).
+// what reached the store.
+// IN_FLIGHT_BOUND is the sum of what may legitimately be on the way, each at its most:
+//  - lib-storage: up to (queueSize + 1) parts of 5 MiB per file, and two files at once
+//    (a file's last parts still being sent while the next one is read);
+//  - the server's receive queue (Linux grows it up to tcp_rmem's max) and the client's
+//    send queue (tcp_wmem's max);
+//  - under uWS 20.57, what uWS still delivers after res.pause(): uSockets keeps reading
+//    while each read fills its 512 KiB buffer, so the receive queue is drained into the
+//    file's stream and then fills again behind it (helpers/uws-build.js; the 20.30 fork
+//    delivers nothing after it);
+//  - READERS: the readers' high-water marks, the proxy's and the SDK's own chunks.
+// Every part is reached in some runs: on 20.57 here (queues of 32 and 4 MiB) the client ran
+// up to 97 MiB ahead in the form of 50 files, over a bound one receive queue smaller.
+// RSS_BOUND: peak RSS is what is held, plus the Buffers V8 has not collected yet (most of
+// the growth; Node 24 the most), plus malloc's fragmentation; what uWS 20.57 delivers
+// after pause() is held with its garbage: 256 MiB, and twice that much more on 20.57.
+// Measured here (2 cores, shared), 256 MiB to 1 GiB: ahead of the store 16-52 MiB on 20.30,
+// 15-97 MiB on 20.57; peak RSS +59-75 MiB on 20.30, +85-271 MiB on 20.57, multer +69-96
+// MiB (one file). In the form of many files, the engine holds the client while earlier
+// files are still being stored (lib/multipart/engine.js), so it stays within the same
+// bounds (multer's ran 83-250 MiB ahead here). 1 GiB buffered anywhere would be far over
+// both; with S3_BACKPRESSURE_MIB below the RSS bound, the in-flight bound is the one that
+// catches a server reading ahead of its store.
 // S3_BACKPRESSURE_MIB sets the single file's size (1024 by default).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { garageGate, startGarage, objectDigest, emptyBucket } = require('./helpers/garage')
 const { sendForm, throttle, startUploadServer, canMeasureRss, MIB } = require('./helpers/s3-load')
-const { readAfterPause, UWS_READ } = require('./helpers/uws-build')
+const { readAfterPause, receiveBufferMax, sendBufferMax, UWS_READ } = require('./helpers/uws-build')
 
 const SIZE = (Number(process.env.S3_BACKPRESSURE_MIB) || 1024) * MIB
 const RATE = 128 * MIB
-const RSS_BOUND = 256 * MIB
-const IN_FLIGHT_BOUND = 64 * MIB + (readAfterPause - UWS_READ)
+// Bytes beyond one read that uWS hands over after pause(): 0 on the 20.30 fork.
+const AFTER_PAUSE = readAfterPause - UWS_READ
+const LIB_STORAGE = 2 * (4 + 1) * 5 * MIB
+const READERS = 8 * MIB
+const IN_FLIGHT_BOUND = LIB_STORAGE + receiveBufferMax + sendBufferMax + readAfterPause + READERS
+const RSS_BOUND = 256 * MIB + 2 * AFTER_PAUSE
 const MANY = 50
 const CONTENDERS = ['ours-uex', 'ours-express', 'multer-express', 'read-uws']
 const gate = garageGate()

@@ -132,6 +132,22 @@ const args = ['--expose-gc', '--test', '--test-concurrency=1',
   '--test-reporter=spec', '--test-reporter-destination=stdout',
   '--test-reporter=tap', `--test-reporter-destination=${tap}`,
   ...run.map((f) => path.join(dir, f))]
+/**
+ * The top-level failures in a TAP report: "name (location): error", the error's lines
+ * joined (at most 12 of them).
+ */
+function failures (report) {
+  const found = []
+  for (const m of report.matchAll(/^not ok \d+ - (.*)\n {2}---\n([\s\S]*?)\n {2}\.\.\.$/gm)) {
+    const [, name, yaml] = m
+    const location = (yaml.match(/^ {2}location: '(.*)'$/m) || [])[1]
+    const block = yaml.match(/^ {2}error: (?:\|-\n)?([\s\S]*?)(?=\n {2}\S)/m)
+    const error = block ? block[1].split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 12).join(' / ') : ''
+    found.push(`${name}${location ? ` (${location.replace(/^.*\//, '')})` : ''}${error ? `: ${error}` : ''}`)
+  }
+  return found
+}
+
 const started = Date.now()
 const result = spawnSync(process.execPath, args, { stdio: 'inherit', env })
 let counts = 'no report'
@@ -139,8 +155,9 @@ try {
   const report = fs.readFileSync(tap, 'utf8')
   const count = (what) => (report.match(new RegExp(`^# ${what} (\\d+)$`, 'm')) || [])[1] || '?'
   counts = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((w) => `${w} ${count(w)}`).join(', ')
-  const failed = [...report.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1])
-  if (failed.length) console.log(`run-tests: failed: ${failed.join(' | ')}`)
+  // Each failure again with its error, so that a log's tail (all CI shows of a long run)
+  // says why, not only what.
+  for (const failure of failures(report)) console.log(`run-tests: failed: ${failure}`)
 } catch {}
 fs.rmSync(path.dirname(tap), { recursive: true, force: true })
 const status = result.status === null ? 1 : result.status

@@ -15,6 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 [ $# -gt 0 ] || set -- 20/20.30 20/20.57 22/20.57 24/20.57
 rows=()
+failed=()
 status=0
 for cell in "$@"; do
   node_major=${cell%/*}
@@ -36,9 +37,15 @@ for cell in "$@"; do
   [ "$rc" = 0 ] || status=1
   summary=$(grep '^run-tests: summary:' "$log" | tail -1 | sed 's/^run-tests: summary: //')
   rows+=("$(printf '%-9s %-6s exit %-3s %s' "Node $node_major" "$uws" "$rc" "${summary:-no summary (the run did not start)}")")
+  while IFS= read -r line; do failed+=("$cell: ${line#run-tests: failed: }"); done < <(grep '^run-tests: failed: ' "$log")
   rm -f "$log"
 done
 echo
 echo "test-matrix:"
 printf '  %s\n' "${rows[@]}"
+# The failures with their errors last: a long log is often read from its end only.
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed:"
+  printf '  %s\n' "${failed[@]}"
+fi
 exit $status

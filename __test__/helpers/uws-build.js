@@ -21,20 +21,25 @@ function uwsVersion () {
   return JSON.parse(fs.readFileSync(path.join(at, 'package.json'), 'utf8')).version
 }
 
-/** The most a socket's receive queue can hold here (tcp_rmem's max), or 6 MiB. */
-function receiveBufferMax () {
+/** The third value of /proc/sys/net/ipv4/<name> (the most Linux grows a socket's queue to), or `otherwise`. */
+function queueMax (name, otherwise) {
   try {
-    const max = Number(fs.readFileSync('/proc/sys/net/ipv4/tcp_rmem', 'utf8').trim().split(/\s+/)[2])
+    const max = Number(fs.readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/)[2])
     if (max > 0) return max
   } catch {}
-  return 6 * MIB
+  return otherwise
 }
+
+/** The most a socket's receive queue can hold here (tcp_rmem's max; Linux's default 6 MiB). */
+const receiveBufferMax = queueMax('tcp_rmem', 6 * MIB)
+/** The most a socket's send queue can hold here (tcp_wmem's max; Linux's default 4 MiB). */
+const sendBufferMax = queueMax('tcp_wmem', 4 * MIB)
 
 const version = uwsVersion()
 /** True where uWS keeps delivering after pause() until the kernel queue is drained. */
 const drainsAfterPause = !version.startsWith('20.30.')
 
 /** Bytes a paused consumer may be handed beyond its own mark, on this build. */
-const readAfterPause = drainsAfterPause ? receiveBufferMax() + UWS_READ : UWS_READ
+const readAfterPause = drainsAfterPause ? receiveBufferMax + UWS_READ : UWS_READ
 
-module.exports = { version, drainsAfterPause, readAfterPause, UWS_READ }
+module.exports = { version, drainsAfterPause, readAfterPause, receiveBufferMax, sendBufferMax, UWS_READ }
