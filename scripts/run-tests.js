@@ -12,16 +12,13 @@
 // then it must load or the run fails. Unset, the first build whose native binary loads on
 // this Node and libc is used (20.57 needs glibc 2.38 and Node 20-25; the 20.30 fork runs
 // Node <= 20 on older glibc); with none, only the files that need no uWS run, and under
-// CI=true that is a failure unless UWS_BODY_TEST_UWS=none says it is expected.
-// Both builds are devDependencies: `uWebSockets.js` is 20.57, the fork is installed under
-// another name and swapped in by test-env/uws.js (so ultimate-express loads it too).
+// CI=true that is a failure unless UWS_BODY_TEST_UWS=none says it is expected. The builds,
+// how one is probed and how the fork is swapped in: test-env/loadable-uws.js.
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-
-// build -> the package name it is installed under (package.json devDependencies).
-const BUILDS = { 20.57: 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
+const { BUILDS, probe, envFor } = require('./test-env/loadable-uws')
 
 // The test files that never start a uWS server (directly, through ultimate-express, or in
 // a worker). A file not named here is taken to need uWS.
@@ -36,41 +33,6 @@ const files = named
   ? given.map((a) => path.relative(dir, path.resolve(a)))
   : fs.readdirSync(dir).filter((f) => f.endsWith('.test.js') && f.startsWith(only)).sort()
 
-/** The package folder of `name` as the tests would find it, or null. */
-function packageDir (name) {
-  try {
-    // Not `name/package.json`: a package's `exports` may hide it (20.57 does).
-    let at = path.dirname(require.resolve(name, { paths: [dir] }))
-    while (!fs.existsSync(path.join(at, 'package.json'))) {
-      const up = path.dirname(at)
-      if (up === at) return null
-      at = up
-    }
-    return at
-  } catch {
-    return null
-  }
-}
-
-/** { dir, version } if the build's native binary loads here, else { why }. */
-function probe (build) {
-  const pkg = packageDir(BUILDS[build])
-  if (pkg === null) return { why: `${BUILDS[build]} is not installed (npm install)` }
-  // A native binary must be what loaded: the fork falls back to a JS imitation of uWS
-  // where its binary does not load, and a test passing against that proves nothing.
-  const check = `const uws = require(${JSON.stringify(pkg)});
-    if (!Object.keys(require.cache).some((f) => f.endsWith('.node'))) throw new Error('no native binary loaded');
-    if (typeof uws.App !== 'function') throw new Error('no App()')`
-  const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
-  if (r.status !== 0) {
-    const lines = r.stderr.split('\n').map((l) => l.trim())
-    const line = lines.find((l) => /GLIBC_[0-9.]+' not found/.test(l)) || lines.find((l) => /^(\w*Error)[: ]/.test(l)) || r.stderr.trim()
-    return { why: line.replace(/^Error: /, '').slice(0, 300) }
-  }
-  const version = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version
-  return { dir: pkg, version }
-}
-
 const asked = process.env.UWS_BODY_TEST_UWS || ''
 if (asked !== '' && asked !== 'none' && !(asked in BUILDS)) {
   console.error(`run-tests: UWS_BODY_TEST_UWS=${asked}: known builds are ${Object.keys(BUILDS).join(', ')} and none`)
@@ -81,7 +43,7 @@ let build = null
 let found = null
 if (asked !== 'none') {
   for (const b of asked ? [asked] : Object.keys(BUILDS)) {
-    const p = probe(b)
+    const p = probe(b, dir)
     if (p.dir) { build = b; found = p; break }
     tried.push(`${b}: ${p.why}`)
   }
@@ -115,16 +77,11 @@ if (s3Files.length) {
   console.log(`run-tests: ${s3Line}`)
 }
 
-const env = { ...process.env }
-const preload = []
-if (build === null) preload.push(path.join(__dirname, 'test-env', 'no-uws.js'))
-else if (BUILDS[build] !== 'uWebSockets.js') {
-  env.UWS_BODY_UWS_DIR = found.dir
-  preload.push(path.join(__dirname, 'test-env', 'uws.js'))
-}
 // NODE_OPTIONS, not flags: the test runner's child processes and the Node processes the
 // tests start must load the same build.
-if (preload.length) env.NODE_OPTIONS = [env.NODE_OPTIONS || '', ...preload.map((p) => `--require=${p}`)].join(' ').trim()
+const env = build === null
+  ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require=${path.join(__dirname, 'test-env', 'no-uws.js')}`.trim() }
+  : { ...envFor(build, found.dir) }
 
 // Two reporters: the usual one for people, TAP into a file for the summary's counts.
 const tap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-tests-')), 'report.tap')

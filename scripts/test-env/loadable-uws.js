@@ -1,38 +1,74 @@
 'use strict'
-// The uWS build a Node process here can load, for the scripts that start uWS servers
-// outside the test runner (soak/, bench/): `uWebSockets.js` (20.57) where its binary
-// loads (glibc 2.38, Node 20-25), else the 20.30 fork on Node <= 20, swapped in by
-// test-env/uws.js. The env it returns is what the processes those scripts fork inherit.
+// Which uWS build a Node process here loads: the one rule for the test runner
+// (scripts/run-tests.js) and the scripts that start uWS servers outside it (soak/, bench/,
+// scripts/test-package.sh). Both builds are devDependencies: `uWebSockets.js` is 20.57
+// (its binaries need glibc 2.38 and Node 20-25), the 20.30 fork (Node <= 20, any glibc) is
+// installed under another name and swapped in by ./uws.js, so that every require of
+// 'uWebSockets.js' (ultimate-express's and hyper-express's too) loads it.
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 
 const REPO = path.join(__dirname, '..', '..')
 
-/** True when a Node process with `env` loads uWS: its native binary, not the fork's JS fallback. */
-function loads (env, root) {
-  const probe = "const u = require('uWebSockets.js'); if (typeof u.App !== 'function' || !Object.keys(require.cache).some((f) => f.endsWith('.node'))) process.exit(1)"
-  return spawnSync(process.execPath, ['-e', probe], { env, stdio: 'ignore', cwd: root }).status === 0
+// build -> the package name it is installed under (package.json devDependencies), in the
+// order they are tried.
+const BUILDS = { 20.57: 'uWebSockets.js', '20.30': 'uws-fork-20.30' }
+
+/** The folder of package `name` as code in `from` finds it, or null. */
+function packageDir (name, from) {
+  try {
+    // Not `name/package.json`: a package's `exports` may hide it (20.57's does).
+    let at = path.dirname(require.resolve(name, { paths: [from] }))
+    while (!fs.existsSync(path.join(at, 'package.json'))) {
+      const up = path.dirname(at)
+      if (up === at) return null
+      at = up
+    }
+    return at
+  } catch {
+    return null
+  }
+}
+
+/** { dir, version } if `build`'s native binary loads on this Node from `from`, else { why }. */
+function probe (build, from = REPO) {
+  const pkg = packageDir(BUILDS[build], from)
+  if (pkg === null) return { why: `${BUILDS[build]} is not installed (npm install)` }
+  // A native binary must be what loaded: the fork falls back to a JS imitation of uWS
+  // where its binary does not load, and a server run against that proves nothing.
+  const check = `const uws = require(${JSON.stringify(pkg)});
+    if (!Object.keys(require.cache).some((f) => f.endsWith('.node'))) throw new Error('no native binary loaded');
+    if (typeof uws.App !== 'function') throw new Error('no App()')`
+  const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
+  if (r.status !== 0) {
+    const lines = r.stderr.split('\n').map((l) => l.trim())
+    const line = lines.find((l) => /GLIBC_[0-9.]+' not found/.test(l)) || lines.find((l) => /^(\w*Error)[: ]/.test(l)) || r.stderr.trim()
+    return { why: line.replace(/^Error: /, '').slice(0, 300) }
+  }
+  const version = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version
+  return { dir: pkg, version }
+}
+
+/** `env` made to load `build` (found at `dir` by probe()) wherever 'uWebSockets.js' is required. */
+function envFor (build, dir, env = process.env) {
+  if (BUILDS[build] === 'uWebSockets.js') return env
+  return {
+    ...env,
+    UWS_BODY_UWS_DIR: dir,
+    NODE_OPTIONS: `${env.NODE_OPTIONS || ''} --require=${path.join(__dirname, 'uws.js')}`.trim()
+  }
 }
 
 /** { env, build } for the first build that loads from `root` (a folder whose node_modules holds them), or { why }. */
 function loadableUws (env = process.env, root = REPO) {
-  if (loads(env, root)) {
-    let version = '(version unknown)'
-    try { version = JSON.parse(fs.readFileSync(path.join(root, 'node_modules', 'uWebSockets.js', 'package.json'), 'utf8')).version } catch {}
-    return { env, build: `uWS ${version}` }
+  const tried = []
+  for (const build of Object.keys(BUILDS)) {
+    const found = probe(build, root)
+    if (found.dir) return { env: envFor(build, found.dir, env), build: `uWS ${found.version}` }
+    tried.push(`${build}: ${found.why}`)
   }
-  const major = Number(process.versions.node.split('.')[0])
-  const fork = path.join(root, 'node_modules', 'uws-fork-20.30')
-  if (major <= 20 && fs.existsSync(fork)) {
-    const forked = {
-      ...env,
-      UWS_BODY_UWS_DIR: fork,
-      NODE_OPTIONS: `${env.NODE_OPTIONS || ''} --require=${path.join(__dirname, 'uws.js')}`.trim()
-    }
-    if (loads(forked, root)) return { env: forked, build: 'the uWS 20.30 fork' }
-  }
-  return { why: `no uWS build loads on Node ${process.version} here (20.57 needs glibc 2.38; the 20.30 fork, Node <= 20: npm install)` }
+  return { why: `no uWS build loads on Node ${process.version} here (${tried.join('; ')})` }
 }
 
 /**
@@ -49,4 +85,4 @@ function useLoadableUws (root = REPO) {
   return found.build
 }
 
-module.exports = { loadableUws, useLoadableUws }
+module.exports = { BUILDS, probe, envFor, loadableUws, useLoadableUws }
