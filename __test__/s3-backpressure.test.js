@@ -14,18 +14,21 @@
 //    (a file's last parts still being sent while the next one is read);
 //  - the server's receive queue (Linux grows it up to tcp_rmem's max) and the client's
 //    send queue (tcp_wmem's max);
-//  - under uWS 20.57, what uWS still delivers after res.pause(): uSockets keeps reading
-//    while each read fills its 512 KiB buffer, so the receive queue is drained into the
-//    file's stream and then fills again behind it (helpers/uws-build.js; the 20.30 fork
-//    delivers nothing after it);
+//  - under uWS 20.57, what uWS still delivers after res.pause(): uSockets reads again at
+//    once after every read that filled its 512 KiB buffer, paused or not (loop.c,
+//    `read_more`), so the pause takes effect only when a read comes back short: the
+//    receive queue is drained into the file's stream, and more while the client keeps
+//    the queue from running dry, and then the queue fills again behind it
+//    (helpers/uws-build.js; the 20.30 fork delivers nothing after it). AFTER_PAUSE_MOST
+//    allows for two queues' worth: beyond one, it is the client's pace that ends it;
 //  - READERS: the readers' high-water marks, the proxy's and the SDK's own chunks.
 // Every part is reached in some runs: on 20.57 here (queues of 32 and 4 MiB) the client ran
-// up to 97 MiB ahead in the form of 50 files, over a bound one receive queue smaller.
+// up to 112 MiB ahead in the form of 50 files.
 // RSS_BOUND: peak RSS is what is held, plus the Buffers V8 has not collected yet (most of
 // the growth; Node 24 the most), plus malloc's fragmentation; what uWS 20.57 delivers
 // after pause() is held with its garbage: 256 MiB, and twice that much more on 20.57.
 // Measured here (2 cores, shared), 256 MiB to 1 GiB: ahead of the store 16-52 MiB on 20.30,
-// 15-97 MiB on 20.57; peak RSS +59-75 MiB on 20.30, +85-271 MiB on 20.57, multer +69-96
+// 15-112 MiB on 20.57; peak RSS +59-75 MiB on 20.30, +85-271 MiB on 20.57, multer +69-96
 // MiB (one file). In the form of many files, the engine holds the client while earlier
 // files are still being stored (lib/multipart/engine.js), so it stays within the same
 // bounds (multer's ran 83-250 MiB ahead here). 1 GiB buffered anywhere would be far over
@@ -42,9 +45,10 @@ const SIZE = (Number(process.env.S3_BACKPRESSURE_MIB) || 1024) * MIB
 const RATE = 128 * MIB
 // Bytes beyond one read that uWS hands over after pause(): 0 on the 20.30 fork.
 const AFTER_PAUSE = readAfterPause - UWS_READ
+const AFTER_PAUSE_MOST = UWS_READ + 2 * AFTER_PAUSE
 const LIB_STORAGE = 2 * (4 + 1) * 5 * MIB
 const READERS = 8 * MIB
-const IN_FLIGHT_BOUND = LIB_STORAGE + receiveBufferMax + sendBufferMax + readAfterPause + READERS
+const IN_FLIGHT_BOUND = LIB_STORAGE + receiveBufferMax + sendBufferMax + AFTER_PAUSE_MOST + READERS
 const RSS_BOUND = 256 * MIB + 2 * AFTER_PAUSE
 const MANY = 50
 const CONTENDERS = ['ours-uex', 'ours-express', 'multer-express', 'read-uws']

@@ -5,8 +5,10 @@
 // again at once whenever a read filled its 512 KiB buffer, whatever the handler did)
 // drains the socket's kernel receive queue first: pause() takes effect only when a read
 // comes back short. So a consumer paused on 20.57 is handed, on top of its
-// highWaterMark, up to a whole receive buffer, which Linux autotunes up to the third
-// value of net.ipv4.tcp_rmem (6 MiB by default, more where it is raised).
+// highWaterMark, a whole receive buffer (Linux autotunes it up to the third value of
+// net.ipv4.tcp_rmem: 6 MiB by default, more where it is raised), and more for as long as
+// a fast client keeps the queue from running dry. readAfterPause is the one-queue figure;
+// a bound that must hold under a client sending flat out allows more.
 const fs = require('node:fs')
 const path = require('node:path')
 
