@@ -1,6 +1,6 @@
 'use strict'
 const { Buffer } = require('node:buffer')
-const { BodyAccumulator } = require('./accumulator')
+const { BodyAccumulator, AS_TEXT } = require('./accumulator')
 const { describe, parseContentLength, checkKnown } = require('./options')
 const { bindOnce } = require('./async-context')
 const errors = require('./errors')
@@ -36,12 +36,12 @@ const READ_TEXT = new Set([...READ_BODY, 'encoding'])
 function readText (res, req, options) {
   const encoding = options != null && options.encoding !== undefined ? options.encoding : 'utf8'
   if (!Buffer.isEncoding(encoding)) throw new TypeError(`uws-body: unknown encoding ${JSON.stringify(encoding)}`)
-  return read(res, req, options, (accumulator) => accumulator.finishString(encoding), READ_TEXT)
+  return read(res, req, options, (accumulator) => accumulator.finishString(encoding), READ_TEXT, encoding === 'utf8' || encoding === 'utf-8')
 }
 
 const finishBuffer = (accumulator) => accumulator.finish()
 
-function read (res, req, options, finish, known) {
+function read (res, req, options, finish, known, asText = false) {
   if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function') {
     throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpResponse, got ${describe(res)}`)
   }
@@ -53,6 +53,7 @@ function read (res, req, options, finish, known) {
   const timeout = parseTimeout(options != null ? options.timeout : undefined, DEFAULT_TIMEOUT)
   const bounds = linger.parseLinger(options != null ? options.linger : undefined)
   const bodyOpts = bodyOptions(req, options)
+  if (asText) bodyOpts[AS_TEXT] = true
   const accumulator = new BodyAccumulator(bodyOpts)
   // Called from uWS's abort callback: run it in the caller's async context.
   if (onAborted !== undefined) onAborted = bindOnce(onAborted)

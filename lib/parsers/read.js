@@ -8,6 +8,7 @@ const contentType = require('content-type')
 const errors = require('../errors')
 const { sourceOf, isUltimate, readInto, discard } = require('./source')
 const { bindOnce } = require('../async-context')
+const { AS_TEXT } = require('../accumulator')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
 const charsetCache = new Map()
@@ -121,7 +122,9 @@ function createParser (options, spec) {
       timeout: options.timeout,
       linger: options.linger,
       contentLength: headers['content-length'],
-      contentEncoding: headers['content-encoding']
+      contentEncoding: headers['content-encoding'],
+      // decode() below reads it with finishString('utf8').
+      [AS_TEXT]: !options.verify && charset !== null && isUtf8(charset)
     }, bindOnce((error, acc) => {
       if (error) return fail(error)
       // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
