@@ -9,7 +9,8 @@
 // during (c)'s turn). Rounds alternate the order of the processes; ratios are per round.
 // uWS-body's collections are counted per 1000 bodies: scavenges are cheap, mark-compacts
 // are what a large body must stay out of.
-//   node bench/micro.js [--quick]   MICRO_SIZES=524288,4194304 runs those rows only;
+//   node bench/micro.js [--quick]   MICRO_SIZES=524288,4194304 runs those sizes only,
+//   MICRO_CHUNKS=65483 those chunk sizes only (Infinity: one chunk);
 //   UWS_BODY_BENCH_TUNE_GC=1 calls tuneGc() in every process first (Node 24's opt-in).
 const { spawnSync } = require('node:child_process')
 const { setImmediate: tick } = require('node:timers/promises')
@@ -25,10 +26,12 @@ function rows (quick) {
   const chunkings = quick ? [Infinity, 65483] : [Infinity, 16 * KIB, 65483, 512 * KIB]
   const out = []
   const only = process.env.MICRO_SIZES ? process.env.MICRO_SIZES.split(',').map(Number) : null
+  const onlyChunks = process.env.MICRO_CHUNKS ? process.env.MICRO_CHUNKS.split(',').map(Number) : null
   for (const size of sizes) {
     if (only !== null && !only.includes(size)) continue
     for (const chunk of chunkings) {
       if (chunk !== Infinity && chunk >= size) continue
+      if (onlyChunks !== null && !onlyChunks.includes(chunk)) continue
       for (const known of [true, false]) out.push({ size, chunk, known })
     }
   }
