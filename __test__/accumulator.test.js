@@ -256,3 +256,20 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
     }
   }
 })
+
+test('a body of unknown length keeps a first chunk of up to 16 KiB in JS and reads a larger one natively', () => {
+  // A larger first chunk, kept in JS and then copied on when a second chunk came, cost
+  // each body fresh memory (lib/accumulator.js, FIRST_CHUNK_MAX).
+  assert.equal(FIRST_CHUNK_MAX, 16 * 1024)
+  for (const size of [1, 16 * 1024, 16 * 1024 + 1, 48 * 1024, 65483]) {
+    const acc = new BodyAccumulator({ limit: '1mb' })
+    const first = Buffer.alloc(size, 7)
+    assert.equal(acc.push(first), true)
+    assert.equal(acc._native !== null, size > 16 * 1024, `a first chunk of ${size} B: its tier`)
+    assert.equal(acc.push(Buffer.alloc(65483, 9)), true)
+    assert.equal(acc._native !== null, true, 'a second chunk: native')
+    const body = acc.finish()
+    assert.equal(body.length, size + 65483)
+    assert.ok(body.subarray(0, size).every((b) => b === 7) && body.subarray(size).every((b) => b === 9), `${size} B: every byte`)
+  }
+})
