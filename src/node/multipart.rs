@@ -5,11 +5,14 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use napi::bindgen_prelude::{Either, Object};
 use napi::sys;
+use napi_derive::napi;
 
 use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
+use super::guarded::{given, guarded, Handle, Maybe, Tagged};
 use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
@@ -45,6 +48,11 @@ fn amount(n: f64) -> u64 {
     n.max(0.0) as u64
 }
 
+// SAFETY: UPLOAD_TAG marks the externals holding an Upload and no other.
+unsafe impl Tagged for Upload {
+    const TAG: sys::napi_type_tag = UPLOAD_TAG;
+}
+
 /// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
 /// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit) -> the
 /// upload's external, or, for a content-type without a usable boundary or a
@@ -52,83 +60,95 @@ fn amount(n: f64) -> u64 {
 /// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
 /// An encoded form (contentEncoding a string other than identity) is parsed from its
 /// decoded bytes, at most `decodedLimit` of them.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [content_type, rest @ .., content_encoding, decoded_limit] = args::<13>(env, info)?;
-            let mut n = [0.0; 10];
-            for (n, value) in n.iter_mut().zip(rest) {
-                *n = get_f64(env, value)?.ok_or_else(|| {
-                    type_error(
-                        "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
-                    )
-                })?;
+#[napi(js_name = "multipartCreate", catch_unwind)]
+#[cfg_attr(test, allow(dead_code))]
+#[allow(clippy::too_many_arguments)]
+pub fn multipart_create<'e>(
+    env: &'e napi::Env,
+    content_type: Maybe<String>,
+    field_name_size: Maybe<f64>,
+    field_size: Maybe<f64>,
+    fields: Maybe<f64>,
+    file_size: Maybe<f64>,
+    files: Maybe<f64>,
+    parts: Maybe<f64>,
+    header_pairs: Maybe<f64>,
+    header_size: Maybe<f64>,
+    preallocate: Maybe<f64>,
+    expected: Maybe<f64>,
+    content_encoding: Maybe<String>,
+    decoded_limit: Maybe<f64>,
+) -> napi::Result<Either<Handle<Upload>, Object<'e>>> {
+    guarded(env, || {
+        let numbers = [
+            field_name_size,
+            field_size,
+            fields,
+            file_size,
+            files,
+            parts,
+            header_pairs,
+            header_size,
+            preallocate,
+            expected,
+        ]
+        .map(given);
+        let [Some(field_name_size), Some(field_size), Some(fields), Some(file_size), Some(files), Some(parts), Some(header_pairs), Some(header_size), Some(preallocate), Some(expected)] =
+            numbers
+        else {
+            return Err(type_error(
+                "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
+            ));
+        };
+        let Some(content_type) = given(content_type) else {
+            return Err(type_error("multipartCreate: contentType must be a string"));
+        };
+        let limits = Limits {
+            field_name_size: amount(field_name_size),
+            field_size: amount(field_size),
+            fields: amount(fields),
+            file_size: amount(file_size),
+            files: amount(files),
+            parts: amount(parts),
+            header_pairs: amount(header_pairs),
+            header_size: usize::try_from(amount(header_size)).unwrap_or(usize::MAX),
+        };
+        let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
+            Ok(boundary) => boundary,
+            Err(e) => return Ok(Either::B(error_object(env, &e)?)),
+        };
+        let preallocate = usize::try_from(amount(preallocate)).unwrap_or(usize::MAX);
+        let expected = (expected >= 0.0).then(|| amount(expected));
+        let codings = match encoding::parse(given(content_encoding).as_deref(), true) {
+            Ok(codings) => codings,
+            Err(e) => return Ok(Either::B(body_error_object(env, &e)?)),
+        };
+        let parser = Multipart::new(&boundary, limits);
+        let upload = match Decoder::new(&codings) {
+            None => Upload::new(parser, preallocate, expected),
+            Some(decoder) => {
+                let Some(limit) = given(decoded_limit) else {
+                    return Err(type_error("multipartCreate: decodedLimit must be a number"));
+                };
+                Upload::with_decoding(parser, preallocate, Decoding::new(decoder, amount(limit)))
             }
-            let Some(content_type) = get_string(env, content_type)? else {
-                return Err(type_error("multipartCreate: contentType must be a string"));
-            };
-            let limits = Limits {
-                field_name_size: amount(n[0]),
-                field_size: amount(n[1]),
-                fields: amount(n[2]),
-                file_size: amount(n[3]),
-                files: amount(n[4]),
-                parts: amount(n[5]),
-                header_pairs: amount(n[6]),
-                header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
-            };
-            let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
-                Ok(boundary) => boundary,
-                Err(e) => return error_object(env, &e),
-            };
-            let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
-            let expected = (n[9] >= 0.0).then(|| amount(n[9]));
-            let codings = match encoding::parse(get_string(env, content_encoding)?.as_deref(), true)
-            {
-                Ok(codings) => codings,
-                Err(e) => return body_error_object(env, &e),
-            };
-            let parser = Multipart::new(&boundary, limits);
-            let upload = match Decoder::new(&codings) {
-                None => Upload::new(parser, preallocate, expected),
-                Some(decoder) => {
-                    let Some(limit) = get_f64(env, decoded_limit)? else {
-                        return Err(type_error("multipartCreate: decodedLimit must be a number"));
-                    };
-                    Upload::with_decoding(
-                        parser,
-                        preallocate,
-                        Decoding::new(decoder, amount(limit)),
-                    )
-                }
-            };
-            external::create(env, upload, &UPLOAD_TAG)
-        })
-    }
+        };
+        Ok(Either::A(Handle(upload)))
+    })
 }
 
 /// The error's fields for lib/multipart/errors.js: `code`, and `reason` (a 400's
 /// problem) or `max` (a broken limit's value).
-///
-/// # Safety
-/// `env` must be the running callback's.
-unsafe fn error_object(env: Env, e: &MultipartError) -> Result<Value> {
-    // SAFETY: the caller's env, for every call below.
-    unsafe {
-        let o = object(env)?;
-        set(env, o, "code", string(env, e.code())?)?;
-        if let Some(reason) = e.reason() {
-            set(env, o, "reason", string(env, reason)?)?;
-        }
-        if let MultipartError::Limit { max, .. } = e {
-            set(env, o, "max", number(env, *max as f64)?)?;
-        }
-        Ok(o)
+fn error_object<'e>(env: &'e napi::Env, e: &MultipartError) -> napi::Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    o.set("code", e.code())?;
+    if let Some(reason) = e.reason() {
+        o.set("reason", reason)?;
     }
+    if let MultipartError::Limit { max, .. } = e {
+        o.set("max", *max as f64)?;
+    }
+    Ok(o)
 }
 
 /// What an `Outcome` is in JS.
@@ -411,11 +431,12 @@ handle_callback! {
     /// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
     multipart_error, |env, handle| {
         let upload = upload(env, handle, "multipartError")?;
+        let napi_env = napi::Env::from_raw(env);
         if let Some(e) = upload.body_error() {
-            return body_error_object(env, e);
+            return built(body_error_object(&napi_env, e));
         }
         match upload.error() {
-            Some(e) => error_object(env, e),
+            Some(e) => built(error_object(&napi_env, e)),
             None => null(env),
         }
     }

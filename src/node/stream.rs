@@ -6,9 +6,11 @@
 use std::mem::MaybeUninit;
 
 use napi::sys;
+use napi_derive::napi;
 
 use super::body::error_object;
 use super::external;
+use super::guarded::{given, guarded, Handle, Maybe, Tagged};
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
@@ -32,31 +34,38 @@ unsafe fn stream<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut BodyS
     }
 }
 
+// SAFETY: STREAM_TAG marks the externals holding a BodyStream and no other.
+unsafe impl Tagged for BodyStream {
+    const TAG: sys::napi_type_tag = STREAM_TAG;
+}
+
 /// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
-/// and parsed the options; a negative contentLength means unknown.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [length, limit, encoding, decode] = args::<4>(env, info)?;
-            let (Some(length), Some(limit)) = (get_f64(env, length)?, get_f64(env, limit)?) else {
-                return Err(type_error("streamCreate(contentLength, limit): numbers"));
-            };
-            let options = BodyOptions {
-                content_length: (length >= 0.0).then_some(length as u64),
-                // `as` saturates: NaN is 0, Infinity is u64::MAX.
-                limit: limit.max(0.0) as u64,
-                max_preallocated: 0,
-                content_encoding: get_string(env, encoding)?,
-                decode: get_bool(env, decode)? != Some(false),
-                known_minimum: 0,
-            };
-            external::create(env, BodyStream::new(&options), &STREAM_TAG)
-        })
-    }
+/// and parsed the options; a negative contentLength means unknown. contentEncoding: a
+/// string, else none; decode: anything but `false` decodes.
+#[napi(js_name = "streamCreate", catch_unwind)]
+#[cfg_attr(test, allow(dead_code))]
+pub fn stream_create(
+    env: napi::Env,
+    length: Maybe<f64>,
+    limit: Maybe<f64>,
+    encoding: Maybe<String>,
+    decode: Maybe<bool>,
+) -> napi::Result<Handle<BodyStream>> {
+    guarded(&env, || {
+        let (Some(length), Some(limit)) = (given(length), given(limit)) else {
+            return Err(type_error("streamCreate(contentLength, limit): numbers"));
+        };
+        let options = BodyOptions {
+            content_length: (length >= 0.0).then_some(length as u64),
+            // `as` saturates: NaN is 0, Infinity is u64::MAX.
+            limit: limit.max(0.0) as u64,
+            max_preallocated: 0,
+            content_encoding: given(encoding),
+            decode: given(decode) != Some(false),
+            known_minimum: 0,
+        };
+        Ok(Handle(BodyStream::new(&options)))
+    })
 }
 
 /// `out[offset..]`: the room the caller offers (a Uint8Array and an index into it).
@@ -189,7 +198,7 @@ handle_callback! {
     /// streamError(stream) -> null | the error's fields, as body.rs's error().
     stream_error, |env, handle| {
         match stream(env, handle, "streamError")?.error() {
-            Some(e) => error_object(env, e),
+            Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
             None => null(env),
         }
     }
