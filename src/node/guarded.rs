@@ -54,3 +54,12 @@ pub fn given<T>(value: Maybe<'_, T>) -> Option<T> {
         Either::B(_) => None,
     }
 }
+
+/// The numbers the arguments hold, if every one is a number.
+pub fn numbers<const N: usize>(values: [Maybe<'_, f64>; N]) -> Option<[f64; N]> {
+    let mut numbers = [0.0; N];
+    for (n, value) in numbers.iter_mut().zip(values) {
+        *n = given(value)?;
+    }
+    Some(numbers)
+}

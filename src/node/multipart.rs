@@ -12,7 +12,7 @@ use napi_derive::napi;
 use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
-use super::guarded::{given, guarded, Handle, Maybe, Tagged};
+use super::guarded::{given, guarded, numbers, Handle, Maybe, Tagged};
 use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
@@ -80,7 +80,7 @@ pub fn multipart_create<'e>(
     decoded_limit: Maybe<f64>,
 ) -> napi::Result<Either<Handle<Upload>, Object<'e>>> {
     guarded(env, || {
-        let numbers = [
+        let Some(n) = numbers([
             field_name_size,
             field_size,
             fields,
@@ -91,11 +91,7 @@ pub fn multipart_create<'e>(
             header_size,
             preallocate,
             expected,
-        ]
-        .map(given);
-        let [Some(field_name_size), Some(field_size), Some(fields), Some(file_size), Some(files), Some(parts), Some(header_pairs), Some(header_size), Some(preallocate), Some(expected)] =
-            numbers
-        else {
+        ]) else {
             return Err(type_error(
                 "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
             ));
@@ -104,21 +100,21 @@ pub fn multipart_create<'e>(
             return Err(type_error("multipartCreate: contentType must be a string"));
         };
         let limits = Limits {
-            field_name_size: amount(field_name_size),
-            field_size: amount(field_size),
-            fields: amount(fields),
-            file_size: amount(file_size),
-            files: amount(files),
-            parts: amount(parts),
-            header_pairs: amount(header_pairs),
-            header_size: usize::try_from(amount(header_size)).unwrap_or(usize::MAX),
+            field_name_size: amount(n[0]),
+            field_size: amount(n[1]),
+            fields: amount(n[2]),
+            file_size: amount(n[3]),
+            files: amount(n[4]),
+            parts: amount(n[5]),
+            header_pairs: amount(n[6]),
+            header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
         };
         let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
             Ok(boundary) => boundary,
             Err(e) => return Ok(Either::B(error_object(env, &e)?)),
         };
-        let preallocate = usize::try_from(amount(preallocate)).unwrap_or(usize::MAX);
-        let expected = (expected >= 0.0).then(|| amount(expected));
+        let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
+        let expected = (n[9] >= 0.0).then(|| amount(n[9]));
         let codings = match encoding::parse(given(content_encoding).as_deref(), true) {
             Ok(codings) => codings,
             Err(e) => return Ok(Either::B(body_error_object(env, &e)?)),
