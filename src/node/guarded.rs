@@ -1,7 +1,8 @@
 //! What the `#[napi]` exports share. They are the calls made once per process, stream or
 //! form (stats, setPoolLimit, streamCreate, multipartCreate), where napi-rs's ~70 ns over
 //! a raw callback does not show (raw.rs says what the per-chunk ones cost): written with
-//! napi-rs's typed values, they keep every promise raw.rs's `callback` keeps.
+//! napi-rs's safe values (each argument an `Unknown`, read by its type), they keep every
+//! promise raw.rs's `callback` keeps.
 // napi-rs registers `#[napi]` items outside test builds only: `cargo test` sees them unused.
 #![cfg_attr(test, allow(dead_code))]
 
@@ -42,24 +43,42 @@ impl<T: Tagged> ToNapiValue for Handle<T> {
     }
 }
 
-/// An argument read as a `T` when it is one (a number, a string, a boolean) and as
-/// nothing otherwise: any JS value reaches these functions, and each says what it does
-/// with a value of the wrong type.
-pub type Maybe<'a, T> = Either<T, Unknown<'a>>;
-
-/// The `T` an argument holds, if it is one.
-pub fn given<T>(value: Maybe<'_, T>) -> Option<T> {
-    match value {
-        Either::A(value) => Some(value),
-        Either::B(_) => None,
+/// The number an argument holds, if it is one. Any JS value reaches these functions, and
+/// each says what it does with a value of the wrong type: the type is read first (one
+/// napi_typeof), so such a value costs nothing more. (napi-rs's `Either<f64, Unknown>`
+/// would try the number first and, for any other value, build an Error to throw away.)
+pub fn f64_of(value: Unknown) -> raw::Result<Option<f64>> {
+    if value.get_type()? != ValueType::Number {
+        return Ok(None);
     }
+    Ok(Some(f64::from_unknown(value)?))
+}
+
+/// The boolean an argument holds, if it is one (read as `f64_of` reads a number).
+pub fn bool_of(value: Unknown) -> raw::Result<Option<bool>> {
+    if value.get_type()? != ValueType::Boolean {
+        return Ok(None);
+    }
+    Ok(Some(bool::from_unknown(value)?))
+}
+
+/// The string an argument holds, if it is one, as raw.rs's `get_string` reads it: napi-rs's
+/// `String` would take the room for a huge string with an allocation that aborts the
+/// process when it fails, where `get_string` answers ERR_BODY_OUT_OF_MEMORY.
+pub fn string_of(value: Unknown) -> raw::Result<Option<String>> {
+    // SAFETY: an Unknown holds a live env and a value of it while it lives (napi-rs makes
+    // one from nothing else), and it is not Send: this is that env's thread.
+    unsafe { raw::get_string(value.value().env, value.raw()) }
 }
 
 /// The numbers the arguments hold, if every one is a number.
-pub fn numbers<const N: usize>(values: [Maybe<'_, f64>; N]) -> Option<[f64; N]> {
+pub fn numbers<const N: usize>(values: [Unknown; N]) -> raw::Result<Option<[f64; N]>> {
     let mut numbers = [0.0; N];
     for (n, value) in numbers.iter_mut().zip(values) {
-        *n = given(value)?;
+        match f64_of(value)? {
+            Some(value) => *n = value,
+            None => return Ok(None),
+        }
     }
-    Some(numbers)
+    Ok(Some(numbers))
 }

@@ -15,7 +15,7 @@ mod stream;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use guarded::{given, guarded, Maybe};
+use guarded::{f64_of, guarded};
 use raw::{export, type_error};
 
 /// What stats() answers (index.d.ts's `Stats`).
@@ -48,8 +48,8 @@ pub fn stats(env: Env) -> Result<Stats> {
 
 /// setPoolLimit(bytes)
 #[napi(js_name = "setPoolLimit", catch_unwind)]
-pub fn set_pool_limit(env: Env, bytes: Maybe<f64>) -> Result<Null> {
-    guarded(&env, || match given(bytes).filter(|b| *b >= 0.0) {
+pub fn set_pool_limit(env: Env, bytes: Unknown) -> Result<Null> {
+    guarded(&env, || match f64_of(bytes)?.filter(|b| *b >= 0.0) {
         Some(b) => {
             // `as` saturates: Infinity is u64::MAX.
             crate::core::pool::set_limit(b as u64);

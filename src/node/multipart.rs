@@ -5,14 +5,14 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use napi::bindgen_prelude::{Either, Object};
+use napi::bindgen_prelude::{Either, Object, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
 use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
-use super::guarded::{given, guarded, numbers, Handle, Maybe, Tagged};
+use super::guarded::{f64_of, guarded, numbers, string_of, Handle, Tagged};
 use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
@@ -65,19 +65,19 @@ unsafe impl Tagged for Upload {
 #[allow(clippy::too_many_arguments)]
 pub fn multipart_create<'e>(
     env: &'e napi::Env,
-    content_type: Maybe<String>,
-    field_name_size: Maybe<f64>,
-    field_size: Maybe<f64>,
-    fields: Maybe<f64>,
-    file_size: Maybe<f64>,
-    files: Maybe<f64>,
-    parts: Maybe<f64>,
-    header_pairs: Maybe<f64>,
-    header_size: Maybe<f64>,
-    preallocate: Maybe<f64>,
-    expected: Maybe<f64>,
-    content_encoding: Maybe<String>,
-    decoded_limit: Maybe<f64>,
+    content_type: Unknown,
+    field_name_size: Unknown,
+    field_size: Unknown,
+    fields: Unknown,
+    file_size: Unknown,
+    files: Unknown,
+    parts: Unknown,
+    header_pairs: Unknown,
+    header_size: Unknown,
+    preallocate: Unknown,
+    expected: Unknown,
+    content_encoding: Unknown,
+    decoded_limit: Unknown,
 ) -> napi::Result<Either<Handle<Upload>, Object<'e>>> {
     guarded(env, || {
         let Some(n) = numbers([
@@ -91,12 +91,13 @@ pub fn multipart_create<'e>(
             header_size,
             preallocate,
             expected,
-        ]) else {
+        ])?
+        else {
             return Err(type_error(
                 "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
             ));
         };
-        let Some(content_type) = given(content_type) else {
+        let Some(content_type) = string_of(content_type)? else {
             return Err(type_error("multipartCreate: contentType must be a string"));
         };
         let limits = Limits {
@@ -115,7 +116,7 @@ pub fn multipart_create<'e>(
         };
         let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
         let expected = (n[9] >= 0.0).then(|| amount(n[9]));
-        let codings = match encoding::parse(given(content_encoding).as_deref(), true) {
+        let codings = match encoding::parse(string_of(content_encoding)?.as_deref(), true) {
             Ok(codings) => codings,
             Err(e) => return Ok(Either::B(body_error_object(env, &e)?)),
         };
@@ -123,7 +124,7 @@ pub fn multipart_create<'e>(
         let upload = match Decoder::new(&codings) {
             None => Upload::new(parser, preallocate, expected),
             Some(decoder) => {
-                let Some(limit) = given(decoded_limit) else {
+                let Some(limit) = f64_of(decoded_limit)? else {
                     return Err(type_error("multipartCreate: decodedLimit must be a number"));
                 };
                 Upload::with_decoding(parser, preallocate, Decoding::new(decoder, amount(limit)))

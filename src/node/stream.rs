@@ -5,12 +5,13 @@
 
 use std::mem::MaybeUninit;
 
+use napi::bindgen_prelude::Unknown;
 use napi::sys;
 use napi_derive::napi;
 
 use super::body::error_object;
 use super::external;
-use super::guarded::{given, guarded, Handle, Maybe, Tagged};
+use super::guarded::{bool_of, f64_of, guarded, string_of, Handle, Tagged};
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
@@ -46,13 +47,13 @@ unsafe impl Tagged for BodyStream {
 #[cfg_attr(test, allow(dead_code))]
 pub fn stream_create(
     env: napi::Env,
-    length: Maybe<f64>,
-    limit: Maybe<f64>,
-    encoding: Maybe<String>,
-    decode: Maybe<bool>,
+    length: Unknown,
+    limit: Unknown,
+    encoding: Unknown,
+    decode: Unknown,
 ) -> napi::Result<Handle<BodyStream>> {
     guarded(&env, || {
-        let (Some(length), Some(limit)) = (given(length), given(limit)) else {
+        let (Some(length), Some(limit)) = (f64_of(length)?, f64_of(limit)?) else {
             return Err(type_error("streamCreate(contentLength, limit): numbers"));
         };
         let options = BodyOptions {
@@ -60,8 +61,8 @@ pub fn stream_create(
             // `as` saturates: NaN is 0, Infinity is u64::MAX.
             limit: limit.max(0.0) as u64,
             max_preallocated: 0,
-            content_encoding: given(encoding),
-            decode: given(decode) != Some(false),
+            content_encoding: string_of(encoding)?,
+            decode: bool_of(decode)? != Some(false),
             known_minimum: 0,
         };
         Ok(Handle(BodyStream::new(&options)))
