@@ -84,7 +84,7 @@ unsafe extern "C" fn inject_fault(
 pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
-    let functions: [(&str, raw::Callback); 18] = [
+    let functions: [(&str, raw::Callback); 20] = [
         ("create", body::create),
         ("push", body::push),
         ("finish", body::finish),
@@ -92,11 +92,13 @@ pub fn init(exports: Object) -> Result<()> {
         ("error", body::error),
         ("sizes", body::sizes),
         ("finishString", body::finish_string),
+        ("streamCreate", stream::stream_create),
         ("streamWrite", stream::stream_write),
         ("streamRead", stream::stream_read),
         ("streamEnd", stream::stream_end),
         ("streamAbort", stream::stream_abort),
         ("streamError", stream::stream_error),
+        ("multipartCreate", multipart::multipart_create),
         ("multipartFeed", multipart::multipart_feed),
         ("multipartField", multipart::multipart_field),
         ("multipartArena", multipart::multipart_arena),

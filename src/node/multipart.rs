@@ -5,14 +5,12 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use napi::bindgen_prelude::{Either, Object, Unknown};
+use napi::bindgen_prelude::Object;
 use napi::sys;
-use napi_derive::napi;
 
 use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
-use super::guarded::{f64_of, guarded, numbers, string_of, Handle, Tagged};
 use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
@@ -48,90 +46,72 @@ fn amount(n: f64) -> u64 {
     n.max(0.0) as u64
 }
 
-// SAFETY: UPLOAD_TAG marks the externals holding an Upload and no other.
-unsafe impl Tagged for Upload {
-    const TAG: sys::napi_type_tag = UPLOAD_TAG;
-}
-
 /// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
 /// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit) -> the
 /// upload's external, or, for a content-type without a usable boundary or a
 /// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
 /// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
 /// An encoded form (contentEncoding a string other than identity) is parsed from its
-/// decoded bytes, at most `decodedLimit` of them.
-#[napi(js_name = "multipartCreate", catch_unwind)]
-#[cfg_attr(test, allow(dead_code))]
-#[allow(clippy::too_many_arguments)]
-pub fn multipart_create<'e>(
-    env: &'e napi::Env,
-    content_type: Unknown,
-    field_name_size: Unknown,
-    field_size: Unknown,
-    fields: Unknown,
-    file_size: Unknown,
-    files: Unknown,
-    parts: Unknown,
-    header_pairs: Unknown,
-    header_size: Unknown,
-    preallocate: Unknown,
-    expected: Unknown,
-    content_encoding: Unknown,
-    decoded_limit: Unknown,
-) -> napi::Result<Either<Handle<Upload>, Object<'e>>> {
-    guarded(env, || {
-        let Some(n) = numbers([
-            field_name_size,
-            field_size,
-            fields,
-            file_size,
-            files,
-            parts,
-            header_pairs,
-            header_size,
-            preallocate,
-            expected,
-        ])?
-        else {
-            return Err(type_error(
-                "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
-            ));
-        };
-        let Some(content_type) = string_of(content_type)? else {
-            return Err(type_error("multipartCreate: contentType must be a string"));
-        };
-        let limits = Limits {
-            field_name_size: amount(n[0]),
-            field_size: amount(n[1]),
-            fields: amount(n[2]),
-            file_size: amount(n[3]),
-            files: amount(n[4]),
-            parts: amount(n[5]),
-            header_pairs: amount(n[6]),
-            header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
-        };
-        let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
-            Ok(boundary) => boundary,
-            Err(e) => return Ok(Either::B(error_object(env, &e)?)),
-        };
-        let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
-        let expected = (n[9] >= 0.0).then(|| amount(n[9]));
-        let codings = match encoding::parse(string_of(content_encoding)?.as_deref(), true) {
-            Ok(codings) => codings,
-            Err(e) => return Ok(Either::B(body_error_object(env, &e)?)),
-        };
-        let parser = Multipart::new(&boundary, limits);
-        let upload = match Decoder::new(&codings) {
-            None => Upload::new(parser, preallocate, expected),
-            Some(decoder) => {
-                let Some(limit) = f64_of(decoded_limit)? else {
-                    return Err(type_error("multipartCreate: decodedLimit must be a number"));
-                };
-                Upload::with_decoding(parser, preallocate, Decoding::new(decoder, amount(limit)))
+/// decoded bytes, at most `decodedLimit` of them. A raw callback, as the per-chunk ones:
+/// see guarded.rs for what `#[napi]` would add to each form.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [content_type, rest @ .., content_encoding, decoded_limit] = args::<13>(env, info)?;
+            let mut n = [0.0; 10];
+            for (n, value) in n.iter_mut().zip(rest) {
+                *n = get_f64(env, value)?.ok_or_else(|| {
+                    type_error(
+                        "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
+                    )
+                })?;
             }
-        };
-        Ok(Either::A(Handle(upload)))
-    })
+            let Some(content_type) = get_string(env, content_type)? else {
+                return Err(type_error("multipartCreate: contentType must be a string"));
+            };
+            let limits = Limits {
+                field_name_size: amount(n[0]),
+                field_size: amount(n[1]),
+                fields: amount(n[2]),
+                file_size: amount(n[3]),
+                files: amount(n[4]),
+                parts: amount(n[5]),
+                header_pairs: amount(n[6]),
+                header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
+            };
+            let napi_env = napi::Env::from_raw(env);
+            let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
+                Ok(boundary) => boundary,
+                Err(e) => return built(error_object(&napi_env, &e)),
+            };
+            let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
+            let expected = (n[9] >= 0.0).then(|| amount(n[9]));
+            let codings = match encoding::parse(get_string(env, content_encoding)?.as_deref(), true)
+            {
+                Ok(codings) => codings,
+                Err(e) => return built(body_error_object(&napi_env, &e)),
+            };
+            let parser = Multipart::new(&boundary, limits);
+            let upload = match Decoder::new(&codings) {
+                None => Upload::new(parser, preallocate, expected),
+                Some(decoder) => {
+                    let Some(limit) = get_f64(env, decoded_limit)? else {
+                        return Err(type_error("multipartCreate: decodedLimit must be a number"));
+                    };
+                    Upload::with_decoding(
+                        parser,
+                        preallocate,
+                        Decoding::new(decoder, amount(limit)),
+                    )
+                }
+            };
+            external::create(env, upload, &UPLOAD_TAG)
+        })
+    }
 }
 
 /// The error's fields for lib/multipart/errors.js: `code`, and `reason` (a 400's

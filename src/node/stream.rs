@@ -5,13 +5,10 @@
 
 use std::mem::MaybeUninit;
 
-use napi::bindgen_prelude::Unknown;
 use napi::sys;
-use napi_derive::napi;
 
 use super::body::error_object;
 use super::external;
-use super::guarded::{bool_of, f64_of, guarded, string_of, Handle, Tagged};
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
@@ -35,38 +32,33 @@ unsafe fn stream<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut BodyS
     }
 }
 
-// SAFETY: STREAM_TAG marks the externals holding a BodyStream and no other.
-unsafe impl Tagged for BodyStream {
-    const TAG: sys::napi_type_tag = STREAM_TAG;
-}
-
 /// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
 /// and parsed the options; a negative contentLength means unknown. contentEncoding: a
-/// string, else none; decode: anything but `false` decodes.
-#[napi(js_name = "streamCreate", catch_unwind)]
-#[cfg_attr(test, allow(dead_code))]
-pub fn stream_create(
-    env: napi::Env,
-    length: Unknown,
-    limit: Unknown,
-    encoding: Unknown,
-    decode: Unknown,
-) -> napi::Result<Handle<BodyStream>> {
-    guarded(&env, || {
-        let (Some(length), Some(limit)) = (f64_of(length)?, f64_of(limit)?) else {
-            return Err(type_error("streamCreate(contentLength, limit): numbers"));
-        };
-        let options = BodyOptions {
-            content_length: (length >= 0.0).then_some(length as u64),
-            // `as` saturates: NaN is 0, Infinity is u64::MAX.
-            limit: limit.max(0.0) as u64,
-            max_preallocated: 0,
-            content_encoding: string_of(encoding)?,
-            decode: bool_of(decode)? != Some(false),
-            known_minimum: 0,
-        };
-        Ok(Handle(BodyStream::new(&options)))
-    })
+/// string, else none; decode: anything but `false` decodes. A raw callback, as the
+/// per-chunk ones: see guarded.rs for what `#[napi]` would add to each stream.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [length, limit, encoding, decode] = args::<4>(env, info)?;
+            let (Some(length), Some(limit)) = (get_f64(env, length)?, get_f64(env, limit)?) else {
+                return Err(type_error("streamCreate(contentLength, limit): numbers"));
+            };
+            let options = BodyOptions {
+                content_length: (length >= 0.0).then_some(length as u64),
+                // `as` saturates: NaN is 0, Infinity is u64::MAX.
+                limit: limit.max(0.0) as u64,
+                max_preallocated: 0,
+                content_encoding: get_string(env, encoding)?,
+                decode: get_bool(env, decode)? != Some(false),
+                known_minimum: 0,
+            };
+            external::create(env, BodyStream::new(&options), &STREAM_TAG)
+        })
+    }
 }
 
 /// `out[offset..]`: the room the caller offers (a Uint8Array and an index into it).
