@@ -3,6 +3,7 @@
 
 use std::ptr;
 
+use napi::bindgen_prelude::Object;
 use napi::sys;
 
 use super::buffer::into_buffer;
@@ -233,57 +234,51 @@ handle_callback! {
     /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
     error, |env, handle| {
         match body(env, handle, "error")?.error() {
-            Some(e) => error_object(env, e),
+            Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
             None => null(env),
         }
     }
 }
 
-/// # Safety
-/// `env` must be the running callback's.
-pub(super) unsafe fn error_object(env: Env, e: &BodyError) -> Result<Value> {
-    // SAFETY: the caller's env, for every call below.
-    unsafe {
-        let o = object(env)?;
-        // Status, type and message come from lib/errors.js's table, keyed by code, so that
-        // errors of the JS tier and of this one cannot drift apart.
-        set(env, o, "code", string(env, e.code())?)?;
-        let put = |key: &str, n: Option<u64>| match n {
-            Some(n) => set(env, o, key, number(env, n as f64)?),
-            None => Ok(()),
-        };
-        match e {
-            BodyError::TooLarge {
-                limit,
-                length,
-                received,
-            } => {
-                put("limit", Some(*limit))?;
-                put("length", *length)?;
-                put("expected", *length)?;
-                put("received", Some(*received))?;
-            }
-            BodyError::LengthMismatch { expected, received } => {
-                put("length", Some(*expected))?;
-                put("expected", Some(*expected))?;
-                put("received", Some(*received))?;
-            }
-            BodyError::Aborted { expected, received } => {
-                put("length", *expected)?;
-                put("expected", *expected)?;
-                put("received", Some(*received))?;
-            }
-            BodyError::EncodingUnsupported { encoding } => {
-                set(env, o, "encoding", string(env, encoding)?)?;
-            }
-            BodyError::EncodingInvalid { encoding, reason } => {
-                set(env, o, "encoding", string(env, encoding)?)?;
-                set(env, o, "reason", string(env, reason.name())?)?;
-            }
-            BodyError::OutOfMemory { .. } => {}
+/// A body error's fields, for lib/errors.js: `code`, and the numbers or names its kind has.
+pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    // Status, type and message come from lib/errors.js's table, keyed by code, so that
+    // errors of the JS tier and of this one cannot drift apart.
+    o.set("code", e.code())?;
+    let mut put = |key: &str, n: Option<u64>| match n {
+        Some(n) => o.set(key, n as f64),
+        None => Ok(()),
+    };
+    match e {
+        BodyError::TooLarge {
+            limit,
+            length,
+            received,
+        } => {
+            put("limit", Some(*limit))?;
+            put("length", *length)?;
+            put("expected", *length)?;
+            put("received", Some(*received))?;
         }
-        Ok(o)
+        BodyError::LengthMismatch { expected, received } => {
+            put("length", Some(*expected))?;
+            put("expected", Some(*expected))?;
+            put("received", Some(*received))?;
+        }
+        BodyError::Aborted { expected, received } => {
+            put("length", *expected)?;
+            put("expected", *expected)?;
+            put("received", Some(*received))?;
+        }
+        BodyError::EncodingUnsupported { encoding } => o.set("encoding", encoding.as_str())?,
+        BodyError::EncodingInvalid { encoding, reason } => {
+            o.set("encoding", *encoding)?;
+            o.set("reason", reason.name())?;
+        }
+        BodyError::OutOfMemory { .. } => {}
     }
+    Ok(o)
 }
 
 handle_callback! {

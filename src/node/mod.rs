@@ -4,6 +4,7 @@ mod accounting;
 mod body;
 mod buffer;
 mod external;
+mod guarded;
 mod multipart;
 #[cfg(feature = "call-cost")]
 mod probe;
@@ -14,53 +15,50 @@ mod stream;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use raw::{callback, export, get_f64, number, object, set, type_error};
+use guarded::{f64_of, guarded};
+use raw::{export, type_error};
 
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-unsafe extern "C" fn stats(env: raw::Env, _info: napi::sys::napi_callback_info) -> raw::Value {
-    // SAFETY: Node's env for this call.
-    unsafe {
-        callback(env, || {
-            // What this thread reports is part of the answer: brought up to date first.
-            accounting::report(env);
-            let s = crate::core::stats();
-            let o = object(env)?;
-            set(env, o, "bytesInUse", number(env, s.bytes_in_use as f64)?)?;
-            set(env, o, "blocksInUse", number(env, s.blocks_in_use as f64)?)?;
-            set(env, o, "bytesPooled", number(env, s.bytes_pooled as f64)?)?;
-            set(env, o, "poolLimit", number(env, s.pool_limit as f64)?)?;
-            let reported = accounting::reported() as f64;
-            set(env, o, "bytesReported", number(env, reported)?)?;
-            Ok(o)
+/// What stats() answers (index.d.ts's `Stats`).
+#[napi(object)]
+pub struct Stats {
+    pub bytes_in_use: f64,
+    pub blocks_in_use: f64,
+    pub bytes_pooled: f64,
+    pub pool_limit: f64,
+    pub bytes_reported: f64,
+}
+
+/// stats()
+#[napi(js_name = "stats", catch_unwind)]
+pub fn stats(env: Env) -> Result<Stats> {
+    guarded(&env, || {
+        // What this thread reports is part of the answer: brought up to date first.
+        // SAFETY: napi-rs hands an export the env of its own call, on the call's thread.
+        unsafe { accounting::report(env.raw()) };
+        let s = crate::core::stats();
+        Ok(Stats {
+            bytes_in_use: s.bytes_in_use as f64,
+            blocks_in_use: s.blocks_in_use as f64,
+            bytes_pooled: s.bytes_pooled as f64,
+            pool_limit: s.pool_limit as f64,
+            bytes_reported: accounting::reported() as f64,
         })
-    }
+    })
 }
 
 /// setPoolLimit(bytes)
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-unsafe extern "C" fn set_pool_limit(
-    env: raw::Env,
-    info: napi::sys::napi_callback_info,
-) -> raw::Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [bytes] = raw::args::<1>(env, info)?;
-            match get_f64(env, bytes)?.filter(|b| *b >= 0.0) {
-                Some(b) => {
-                    // `as` saturates: Infinity is u64::MAX.
-                    crate::core::pool::set_limit(b as u64);
-                    raw::null(env)
-                }
-                None => Err(type_error(
-                    "setPoolLimit(bytes): bytes must be a non-negative number",
-                )),
-            }
-        })
-    }
+#[napi(js_name = "setPoolLimit", catch_unwind)]
+pub fn set_pool_limit(env: Env, bytes: Unknown) -> Result<Null> {
+    guarded(&env, || match f64_of(bytes)?.filter(|b| *b >= 0.0) {
+        Some(b) => {
+            // `as` saturates: Infinity is u64::MAX.
+            crate::core::pool::set_limit(b as u64);
+            Ok(Null)
+        }
+        None => Err(type_error(
+            "setPoolLimit(bytes): bytes must be a non-negative number",
+        )),
+    })
 }
 
 /// injectFault(kind): arms one of buffer::fault's failures (test builds only).
@@ -74,9 +72,9 @@ unsafe extern "C" fn inject_fault(
 ) -> raw::Value {
     // SAFETY: Node's env and info for this call.
     unsafe {
-        callback(env, || {
+        raw::callback(env, || {
             let [kind] = raw::args::<1>(env, info)?;
-            buffer::fault::arm(get_f64(env, kind)?.unwrap_or(0.0) as u32);
+            buffer::fault::arm(raw::get_f64(env, kind)?.unwrap_or(0.0) as u32);
             raw::null(env)
         })
     }
@@ -86,7 +84,7 @@ unsafe extern "C" fn inject_fault(
 pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
-    let functions: [(&str, raw::Callback); 22] = [
+    let functions: [(&str, raw::Callback); 20] = [
         ("create", body::create),
         ("push", body::push),
         ("finish", body::finish),
@@ -107,8 +105,6 @@ pub fn init(exports: Object) -> Result<()> {
         ("multipartEnd", multipart::multipart_end),
         ("multipartAbort", multipart::multipart_abort),
         ("multipartError", multipart::multipart_error),
-        ("stats", stats),
-        ("setPoolLimit", set_pool_limit),
     ];
     #[cfg(feature = "fault-injection")]
     let functions = functions

@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
+use napi::bindgen_prelude::Object;
 use napi::sys;
 
 use super::body::error_object as body_error_object;
@@ -51,7 +52,8 @@ fn amount(n: f64) -> u64 {
 /// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
 /// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
 /// An encoded form (contentEncoding a string other than identity) is parsed from its
-/// decoded bytes, at most `decodedLimit` of them.
+/// decoded bytes, at most `decodedLimit` of them. A raw callback, as the per-chunk ones:
+/// see guarded.rs for what `#[napi]` would add to each form.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -81,16 +83,17 @@ pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_inf
                 header_pairs: amount(n[6]),
                 header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
             };
+            let napi_env = napi::Env::from_raw(env);
             let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
                 Ok(boundary) => boundary,
-                Err(e) => return error_object(env, &e),
+                Err(e) => return built(error_object(&napi_env, &e)),
             };
             let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
             let expected = (n[9] >= 0.0).then(|| amount(n[9]));
             let codings = match encoding::parse(get_string(env, content_encoding)?.as_deref(), true)
             {
                 Ok(codings) => codings,
-                Err(e) => return body_error_object(env, &e),
+                Err(e) => return built(body_error_object(&napi_env, &e)),
             };
             let parser = Multipart::new(&boundary, limits);
             let upload = match Decoder::new(&codings) {
@@ -113,22 +116,16 @@ pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_inf
 
 /// The error's fields for lib/multipart/errors.js: `code`, and `reason` (a 400's
 /// problem) or `max` (a broken limit's value).
-///
-/// # Safety
-/// `env` must be the running callback's.
-unsafe fn error_object(env: Env, e: &MultipartError) -> Result<Value> {
-    // SAFETY: the caller's env, for every call below.
-    unsafe {
-        let o = object(env)?;
-        set(env, o, "code", string(env, e.code())?)?;
-        if let Some(reason) = e.reason() {
-            set(env, o, "reason", string(env, reason)?)?;
-        }
-        if let MultipartError::Limit { max, .. } = e {
-            set(env, o, "max", number(env, *max as f64)?)?;
-        }
-        Ok(o)
+fn error_object<'e>(env: &'e napi::Env, e: &MultipartError) -> napi::Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    o.set("code", e.code())?;
+    if let Some(reason) = e.reason() {
+        o.set("reason", reason)?;
     }
+    if let MultipartError::Limit { max, .. } = e {
+        o.set("max", *max as f64)?;
+    }
+    Ok(o)
 }
 
 /// What an `Outcome` is in JS.
@@ -411,11 +408,12 @@ handle_callback! {
     /// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
     multipart_error, |env, handle| {
         let upload = upload(env, handle, "multipartError")?;
+        let napi_env = napi::Env::from_raw(env);
         if let Some(e) = upload.body_error() {
-            return body_error_object(env, e);
+            return built(body_error_object(&napi_env, e));
         }
         match upload.error() {
-            Some(e) => error_object(env, e),
+            Some(e) => built(error_object(&napi_env, e)),
             None => null(env),
         }
     }

@@ -33,6 +33,14 @@ pub enum Thrown {
 
 pub type Result<T> = std::result::Result<T, Thrown>;
 
+/// A failed napi-rs call (the safe builders, body.rs's error objects) as a failed N-API
+/// call: a JS exception it left pending is thrown instead.
+impl From<napi::Error> for Thrown {
+    fn from(e: napi::Error) -> Self {
+        Thrown::Status(e.status.into())
+    }
+}
+
 /// `Ok` for `napi_ok`, the status as an error otherwise.
 pub fn check(status: sys::napi_status) -> Result<()> {
     if status == sys::Status::napi_ok {
@@ -89,24 +97,31 @@ pub(crate) use handle_callback;
 /// # Safety
 /// `env` must be the env Node passed to the running callback.
 pub unsafe fn callback(env: Env, body: impl FnOnce() -> Result<Value>) -> Value {
+    // SAFETY: as the caller promised.
+    unsafe { settle(env, body) }.unwrap_or(ptr::null_mut())
+}
+
+/// What `callback` does, for a callback of any kind (guarded.rs's `#[napi]` exports run
+/// their bodies here too): `body` runs under catch_unwind, the memory its work changed is
+/// reported to V8, and its error or panic is thrown; `None` when something was thrown.
+///
+/// # Safety
+/// `env` must be the env Node passed to the running callback.
+pub unsafe fn settle<T>(env: Env, body: impl FnOnce() -> Result<T>) -> Option<T> {
     let outcome = catch_unwind(AssertUnwindSafe(body));
     // SAFETY: the caller's env, on the callback's thread.
     unsafe { super::accounting::report(env) };
-    match outcome {
-        Ok(Ok(value)) => value,
-        Ok(Err(thrown)) => {
-            // SAFETY: the caller's env, on the callback's thread.
-            unsafe { throw(env, thrown) }
-        }
-        Err(_) => {
-            let panic = Thrown::Error {
-                code: "ERR_UWS_BODY_INTERNAL",
-                message: "uws-body: internal error (a Rust panic, caught)".into(),
-            };
-            // SAFETY: as above.
-            unsafe { throw(env, panic) }
-        }
-    }
+    let thrown = match outcome {
+        Ok(Ok(value)) => return Some(value),
+        Ok(Err(thrown)) => thrown,
+        Err(_) => Thrown::Error {
+            code: "ERR_UWS_BODY_INTERNAL",
+            message: "uws-body: internal error (a Rust panic, caught)".into(),
+        },
+    };
+    // SAFETY: the caller's env, on the callback's thread.
+    unsafe { throw(env, thrown) };
+    None
 }
 
 /// Runs a finalizer's body. Node calls finalizers from the GC's second pass and at
@@ -123,21 +138,21 @@ pub unsafe fn finalizer(env: Env, body: impl FnOnce()) {
 
 /// # Safety
 /// `env` must be a live env on its own thread.
-unsafe fn throw(env: Env, thrown: Thrown) -> Value {
+unsafe fn throw(env: Env, thrown: Thrown) {
     let mut pending = false;
     // SAFETY: valid env; `pending` outlives the call.
     let status = unsafe { sys::napi_is_exception_pending(env, &mut pending) };
     // A failed call into V8 may have left its own exception (a RangeError from a
     // too-large Buffer, say): that one says more than a status number.
     if status == sys::Status::napi_ok && pending {
-        return ptr::null_mut();
+        return;
     }
     let (code, message) = match thrown {
         Thrown::Type(message) => {
             let message = c_string(&message);
             // SAFETY: valid env and NUL-terminated message; a null code is allowed.
             unsafe { sys::napi_throw_type_error(env, ptr::null(), message.as_ptr()) };
-            return ptr::null_mut();
+            return;
         }
         Thrown::Error { code, message } => (code, message),
         Thrown::Status(status) => (
@@ -148,7 +163,6 @@ unsafe fn throw(env: Env, thrown: Thrown) -> Value {
     let (code, message) = (c_string(code), c_string(&message));
     // SAFETY: valid env and NUL-terminated strings.
     unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
-    ptr::null_mut()
 }
 
 /// Interior NULs cannot reach C: they become spaces.
@@ -200,10 +214,13 @@ make! {
     boolean(b: bool) => napi_get_boolean(b);
     /// `null`.
     null() => napi_get_null();
-    /// A JS object.
-    object() => napi_create_object();
     /// A JS string from UTF-8.
     string(s: &str) => napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize);
+}
+
+/// What napi-rs's safe API built, as a raw callback's answer.
+pub fn built<'e, V: napi::JsValue<'e>>(value: napi::Result<V>) -> Result<Value> {
+    Ok(value?.raw())
 }
 
 /// `object[key] = value`.

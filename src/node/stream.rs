@@ -33,7 +33,9 @@ unsafe fn stream<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut BodyS
 }
 
 /// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
-/// and parsed the options; a negative contentLength means unknown.
+/// and parsed the options; a negative contentLength means unknown. contentEncoding: a
+/// string, else none; decode: anything but `false` decodes. A raw callback, as the
+/// per-chunk ones: see guarded.rs for what `#[napi]` would add to each stream.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -189,7 +191,7 @@ handle_callback! {
     /// streamError(stream) -> null | the error's fields, as body.rs's error().
     stream_error, |env, handle| {
         match stream(env, handle, "streamError")?.error() {
-            Some(e) => error_object(env, e),
+            Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
             None => null(env),
         }
     }
