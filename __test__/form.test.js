@@ -8,7 +8,7 @@ const qs = require('qs')
 const { parseFlatForm } = require('../lib/parsers/form')
 const { random } = require('./helpers/random')
 
-const PIECES = ['a', 'b', 'key', '0', '12', '=', '=', '&', '&', '+', '%20', '%41', '%e9', '%C3%A9', '%zz', '%', '%2', '.', '[', ']', '%5B', '%5d',
+const PIECES = ['a', 'b', 'key', '0', '12', '=', '=', '&', '&', '+', '%20', '%41', '%2B', '%2f', '%25', '%7F', '%00', '%80', '%e9', '%C3%A9', '%zz', '%', '%2', '.', '[', ']', '%5B', '%5d',
   '__proto__', 'constructor', 'toString', 'hasOwnProperty', '\u00e9', '\ud83d\ude00', ' ', ',', ';', '?']
 
 function qsLikeBodyParser (str, extended) {
