@@ -3,6 +3,9 @@
 //   builtin  ultimate-express with its own parsers (express.json() etc.)
 //   uws      ultimate-express with uws-body's parsers
 //   express  Express 5 with body-parser (node:http)
+//   floor    ultimate-express whose middleware only counts the body's bytes (from uWS's
+//            onData, the cheapest way uEx lets a handler go on after the body) and parses
+//            nothing: what the framework costs a request without any body reader
 // POST /raw /json /text /urlencoded parse the body and answer with a short summary;
 // GET /reset and /stats measure this process's CPU time.
 require('./tune')
@@ -12,7 +15,23 @@ const uwsBody = require('..')
 const app = kind === 'express' ? require('express')() : require('ultimate-express')()
 const parsers = kind === 'builtin'
   ? require('ultimate-express')
-  : kind === 'uws' ? uwsBody : require('body-parser')
+  : kind === 'uws' ? uwsBody : kind === 'floor' ? { raw: countOnly, json: countOnly, text: countOnly, urlencoded: countOnly } : require('body-parser')
+
+/** The floor's "parser": counts the bytes uWS hands over, then goes on with an empty body. */
+function countOnly () {
+  const EMPTY = {}
+  return (req, res, next) => {
+    let n = 0
+    req._res.onData((chunk, isLast) => {
+      n += chunk.byteLength
+      if (isLast) {
+        req.body = EMPTY
+        req.bodyLength = n
+        next()
+      }
+    })
+  }
+}
 
 let cpu = process.cpuUsage()
 let requests = 0

@@ -12,8 +12,8 @@ const { median, paired, table } = require('./stats')
 
 const KIB = 1024
 const MIB = 1024 * KIB
-const KINDS = ['builtin', 'uws', 'express', 'hyper']
-const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in' }
+const KINDS = ['builtin', 'uws', 'express', 'hyper', 'floor']
+const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in', floor: 'ultimate-express, bytes counted only' }
 const SERVERS = { hyper: ['hyper-express-server.js', []] }
 
 /** A JSON document of about `size` bytes: an object holding an array of small records. */
@@ -71,7 +71,9 @@ async function run ({ quick = false } = {}) {
         }
       }
       const speedup = paired(cpu.builtin, cpu.uws) // builtin / uws: above 1, uws-body is faster
-      const row = { name, rounds, speedup: speedup.ratio, won: rounds - speedup.won }
+      // builtin / floor: the speed-up a body reader that cost nothing would have.
+      const ceiling = paired(cpu.builtin, cpu.floor)
+      const row = { name, rounds, speedup: speedup.ratio, won: rounds - speedup.won, ceiling: ceiling.ratio }
       for (const k of kinds) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
       if (cpu.hyper) { // uws / hyper: below 1, uws-body used less CPU
         const ratios = cpu.uws.map((x, i) => x / cpu.hyper[i])
@@ -89,12 +91,12 @@ async function run ({ quick = false } = {}) {
 function formatRow (r) {
   const cell = (k) => r[`cpu_${k}`] === undefined ? 'n/a (no content-encoding)' : `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
   const h = r.hyper
-  return [r.name, ...KINDS.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`,
+  return [r.name, ...KINDS.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`, `${r.ceiling.toFixed(2)}x`,
     h ? `${h.ratio.toFixed(2)} (${h.min.toFixed(2)}-${h.max.toFixed(2)}), ${h.won}/${h.rounds}` : '-']
 }
 
 function render (results) {
-  return table(['request', ...KINDS.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'CPU uws-body / hyper-express (range), rounds won'], results.map(formatRow))
+  return table(['request', ...KINDS.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'ceiling: built-in / bytes counted only', 'CPU uws-body / hyper-express (range), rounds won'], results.map(formatRow))
 }
 
 module.exports = { run, render }
