@@ -35,10 +35,13 @@ function packageDir (name, from) {
 function probe (build, from = REPO) {
   const pkg = packageDir(BUILDS[build], from)
   if (pkg === null) return { why: `${BUILDS[build]} is not installed (npm install)` }
-  // A native binary must be what loaded: the fork falls back to a JS imitation of uWS
-  // where its binary does not load, and a server run against that proves nothing.
+  // A native binary of this package must be what loaded: the fork falls back to a JS
+  // imitation of uWS where its binary does not load (on Node 24, say), and a server run
+  // against that proves nothing. That imitation loads other packages' binaries (ws's
+  // bufferutil), so any .node in the cache is not enough.
   const check = `const uws = require(${JSON.stringify(pkg)});
-    if (!Object.keys(require.cache).some((f) => f.endsWith('.node'))) throw new Error('no native binary loaded');
+    const own = ${JSON.stringify(pkg + path.sep)};
+    if (!Object.keys(require.cache).some((f) => f.startsWith(own) && f.endsWith('.node'))) throw new Error('no native binary of ' + own + ' loaded');
     if (typeof uws.App !== 'function') throw new Error('no App()')`
   const r = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
   if (r.status !== 0) {
