@@ -8,7 +8,7 @@
 // per-request cost (routing, its Request and Response objects), not the body reading.
 const { fork } = require('node:child_process')
 const path = require('node:path')
-const { load, get } = require('./load')
+const { load, get, portOf } = require('./load')
 const { median, paired, formatSize, table } = require('./stats')
 
 const KIB = 1024
@@ -18,13 +18,17 @@ const KEYS = Object.keys(NAMES)
 
 async function start (file) {
   const child = fork(path.join(__dirname, file), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const { port } = await new Promise((resolve) => child.once('message', resolve))
-  return { child, port }
+  try {
+    return { child, port: await portOf(child) }
+  } catch (err) {
+    child.kill()
+    throw err
+  }
 }
 
 async function run ({ quick = false } = {}) {
   const bare = await start('server.js')
-  const hyper = await start('hyper-express-server.js')
+  const hyper = await start('hyper-express-server.js').catch((err) => { bare.child.kill(); throw err })
   const where = { a: [bare, '/a'], b: [bare, '/b'], c: [bare, '/c'], d: [bare, '/d'], e: [hyper, '/raw'] }
   const rounds = quick ? 3 : 5
   const seconds = quick ? 0.7 : 1.5

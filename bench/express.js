@@ -7,7 +7,7 @@
 const { fork } = require('node:child_process')
 const path = require('node:path')
 const zlib = require('node:zlib')
-const { load, get } = require('./load')
+const { load, get, portOf } = require('./load')
 const { median, paired, table } = require('./stats')
 
 const KIB = 1024
@@ -45,16 +45,16 @@ function cases () {
 
 async function run ({ quick = false } = {}) {
   const servers = {}
-  for (const kind of KINDS) {
-    const [file, args] = SERVERS[kind] || ['express-server.js', [kind]]
-    const child = fork(path.join(__dirname, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    const { port } = await new Promise((resolve) => child.once('message', resolve))
-    servers[kind] = { child, port }
-  }
   const rounds = quick ? 3 : 5
   const seconds = quick ? 0.5 : 1.2
   const results = []
   try {
+    for (const kind of KINDS) {
+      const [file, args] = SERVERS[kind] || ['express-server.js', [kind]]
+      const child = fork(path.join(__dirname, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      servers[kind] = { child }
+      servers[kind].port = await portOf(child)
+    }
     for (const [name, route, headers, body] of cases()) {
       const kinds = headers['content-encoding'] ? KINDS.filter((k) => k !== 'hyper') : KINDS
       const cpu = Object.fromEntries(kinds.map((k) => [k, []]))

@@ -49,4 +49,21 @@ const get = (port, path) => new Promise((resolve, reject) => {
   }).on('error', reject)
 })
 
-module.exports = { load, get }
+/**
+ * The port a forked server process sends once it listens. Rejects if the process ends
+ * (or cannot start) first, so that a server that fails does not leave the bench waiting
+ * for ever.
+ */
+function portOf (child) {
+  return new Promise((resolve, reject) => {
+    const exited = (code, signal) => reject(new Error(`bench: the server (pid ${child.pid}) ended before listening: ${signal || `exit ${code}`}`))
+    child.once('exit', exited)
+    child.once('error', reject)
+    child.once('message', (m) => {
+      child.off('exit', exited)
+      resolve(m.port)
+    })
+  })
+}
+
+module.exports = { load, get, portOf }

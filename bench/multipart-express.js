@@ -9,7 +9,7 @@ const { fork } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { load, get } = require('./load')
+const { load, get, portOf } = require('./load')
 const { median, paired, table } = require('./stats')
 const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
@@ -65,8 +65,8 @@ async function run ({ quick = false } = {}) {
   try {
     for (const kind of KINDS) {
       const child = fork(path.join(__dirname, 'multipart-express-server.js'), [kind, dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      const { port } = await new Promise((resolve) => child.once('message', resolve))
-      servers[kind] = { child, port }
+      servers[kind] = { child }
+      servers[kind].port = await portOf(child)
     }
     const headers = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }
     for (const [name, route, body] of cases()) {

@@ -17,7 +17,7 @@ const path = require('node:path')
 const net = require('node:net')
 const { fork } = require('node:child_process')
 const { median, paired, table } = require('./stats')
-const { get } = require('./load')
+const { get, portOf } = require('./load')
 const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const QUICK = process.argv.includes('--quick')
@@ -103,7 +103,7 @@ async function main () {
   console.log(`Node ${process.version}, ${useLoadableUws()}`)
   const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-mp-bench-'))
   const child = fork(path.join(__dirname, 'multipart-server.js'), [dest], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const { port } = await new Promise((resolve) => child.once('message', resolve))
+  const port = await portOf(child).catch((err) => { child.kill(); throw err })
   try {
     console.log(`bench:multipart${QUICK ? ' --quick' : ''}: ${ROUNDS} rounds, Node ${process.version}, ${os.cpus().length} CPUs`)
     const rows = []

@@ -17,6 +17,7 @@ const net = require('node:net')
 const { Transform } = require('node:stream')
 const { fork, spawnSync } = require('node:child_process')
 const { median, paired, table } = require('./stats')
+const { portOf } = require('./load')
 const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 
 const GIB = Number(process.env.BYTES) || 1024 ** 3
@@ -40,11 +41,8 @@ function makeSource () {
 }
 
 function startServer (contender) {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, 'stream-server.js'), [contender], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    child.once('message', (m) => resolve({ child, port: m.port }))
-    child.once('error', reject)
-  })
+  const child = fork(path.join(__dirname, 'stream-server.js'), [contender], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  return portOf(child).then((port) => ({ child, port }), (err) => { child.kill(); throw err })
 }
 
 /** Uploads the source file; resolves with the server's figures and the most bytes in flight. */
