@@ -2,8 +2,8 @@
 // An answer sent before the body ends reaches the client (lib/linger.js,
 // docs/early-answers.md): for every API that refuses a body mid-way, every kind of client
 // that is still sending it receives the status and the stable code, 20 tries per client,
-// framing and connection kind, with a body 20x over the limit; and what the server reads
-// after refusing is bounded. The server runs in its own process (helpers/early-server.js):
+// framing and connection kind (5 under UWS_BODY_TEST_LOAD=light: helpers/load.js), with a
+// body 20x over the limit; and what the server reads after refusing is bounded. The server runs in its own process (helpers/early-server.js):
 // in one process the client's writes and the server's answer take turns, which hides the
 // race this is about.
 const test = require('node:test')
@@ -14,13 +14,14 @@ const path = require('node:path')
 const { fork } = require('node:child_process')
 const { client, curlPath } = require('./helpers/early-clients')
 const { OVERRUN } = require('../lib/linger')
+const { EARLY_ANSWER_TRIES } = require('./helpers/load')
 
 const MIB = 1024 * 1024
 const LIMIT = MIB
 // 20x the limit: well past what loopback's socket buffers hold, so the client is still
 // writing when the server refuses (at 5 MiB an answer at once was mostly received).
 const BODY = Buffer.alloc(20 * LIMIT, 0x61)
-const TRIES = 20
+const TRIES = EARLY_ANSWER_TRIES
 const HAS_CURL = curlPath() !== null
 
 // [name, kind, options]

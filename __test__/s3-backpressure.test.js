@@ -34,14 +34,16 @@
 // bounds (multer's ran 83-250 MiB ahead here). 1 GiB buffered anywhere would be far over
 // both; with S3_BACKPRESSURE_MIB below the RSS bound, the in-flight bound is the one that
 // catches a server reading ahead of its store.
-// S3_BACKPRESSURE_MIB sets the single file's size (1024 by default).
+// S3_BACKPRESSURE_MIB sets the single file's size (1024 by default, 256 under
+// UWS_BODY_TEST_LOAD=light, which also makes the form of many files 20 files: helpers/load.js).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { garageGate, startGarage, objectDigest, emptyBucket } = require('./helpers/garage')
 const { sendForm, throttle, startUploadServer, canMeasureRss, MIB } = require('./helpers/s3-load')
 const { readAfterPause, receiveBufferMax, sendBufferMax, UWS_READ } = require('./helpers/uws-build')
+const { S3_SINGLE_MIB, S3_MANY_FILES } = require('./helpers/load')
 
-const SIZE = (Number(process.env.S3_BACKPRESSURE_MIB) || 1024) * MIB
+const SIZE = S3_SINGLE_MIB * MIB
 const RATE = 128 * MIB
 // Bytes beyond one read that uWS hands over after pause(): 0 on the 20.30 fork.
 const AFTER_PAUSE = readAfterPause - UWS_READ
@@ -50,7 +52,7 @@ const LIB_STORAGE = 2 * (4 + 1) * 5 * MIB
 const READERS = 8 * MIB
 const IN_FLIGHT_BOUND = LIB_STORAGE + receiveBufferMax + sendBufferMax + AFTER_PAUSE_MOST + READERS
 const RSS_BOUND = 256 * MIB + 2 * AFTER_PAUSE
-const MANY = 50
+const MANY = S3_MANY_FILES
 const CONTENDERS = ['ours-uex', 'ours-express', 'multer-express', 'read-uws']
 const gate = garageGate()
 const skip = gate.skip || (!canMeasureRss() && 'needs /proc/self/clear_refs (Linux) to read the peak RSS')

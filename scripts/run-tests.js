@@ -6,7 +6,9 @@
 //   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
 // UWS_BODY_TEST_SKIP=<prefix>,...: leave out the files whose names start with these, said
-// in the summary (CI runs the S3 files in some cells of its matrix only).
+// in the summary (the ASan and package runs leave out what the matrix covers).
+// UWS_BODY_TEST_LOAD=light: the heaviest tests on fewer tries and files
+// (__test__/helpers/load.js), said in the summary.
 //
 // Which uWS build: UWS_BODY_TEST_UWS=<build> (a key of BUILDS, or `none`) names it, and
 // then it must load or the run fails. Unset, the first build whose native binary loads on
@@ -63,7 +65,8 @@ const skippedOnPurpose = files.filter((f) => !chosen.includes(f))
 const uwsLine = build !== null
   ? `uWS ${build} (${BUILDS[build]}@${found.version})`
   : asked === 'none' ? 'no uWS (UWS_BODY_TEST_UWS=none)' : `no uWS build loads (${tried.join('; ')})`
-console.log(`run-tests: ${platform}, ${uwsLine}`)
+const loadLine = process.env.UWS_BODY_TEST_LOAD === 'light' ? ', UWS_BODY_TEST_LOAD=light (fewer tries and files: __test__/helpers/load.js)' : ''
+console.log(`run-tests: ${platform}, ${uwsLine}${loadLine}`)
 if (tried.length && build !== null) console.log(`run-tests: not used: ${tried.join('; ')}`)
 // The S3 files (s3*.test.js) need garage: said here, and by each skipped test (under CI
 // they fail instead of skipping).
@@ -119,7 +122,7 @@ try {
 fs.rmSync(path.dirname(tap), { recursive: true, force: true })
 const status = result.status === null ? 1 : result.status
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
-console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
+console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}${loadLine ? ', light load' : ''}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
 if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
 if (skippedOnPurpose.length) console.log(`run-tests: files not run (UWS_BODY_TEST_SKIP=${leftOut.join(',')}): ${skippedOnPurpose.join(' ')}`)
 if (s3Line) console.log(`run-tests: ${s3Line}`)
