@@ -10,6 +10,7 @@ use super::buffer::into_buffer;
 use super::external;
 use super::protocol::{sizes, string_encoding};
 use super::raw::*;
+use super::string;
 use crate::core::{text, Body, BodyError, BodyOptions, FinishError, Misuse};
 
 /// Marks the externals that hold a `Body`. Any JS value can reach these functions,
@@ -124,8 +125,9 @@ handle_callback! {
 /// finishString(body, encoding) -> string | false (the body failed: see error()) | the
 /// body's length in bytes (a number: the string would be longer than V8 makes one).
 /// encoding: protocol's `string_encoding` (UTF8 for any other value). The string is built
-/// straight from the body's memory, which then goes back to the pool: no Buffer is ever
-/// made.
+/// straight from the body's memory, which then goes back to the pool (or, for a one-byte
+/// string of string::EXTERNAL_MIN or more, is the string's: src/node/string.rs): no
+/// Buffer is ever made.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -149,6 +151,20 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
             let one_byte = match encoding as u32 {
                 string_encoding::LATIN1 | string_encoding::UTF16LE => None,
                 _ => text::utf8_to_latin1_in_place(block.as_mut_slice()),
+            };
+            let latin1_len = match (encoding as u32, one_byte) {
+                (_, Some(n)) => Some(n),
+                (string_encoding::LATIN1, None) => Some(length),
+                _ => None,
+            };
+            let block = match latin1_len {
+                Some(n) if n >= string::EXTERNAL_MIN => {
+                    match string::external_latin1(env, block, n) {
+                        Ok(made) => return Ok(made),
+                        Err(block) => block,
+                    }
+                }
+                _ => block,
             };
             let bytes = block.as_slice();
             let status = match (encoding as u32, one_byte) {

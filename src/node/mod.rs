@@ -11,6 +11,7 @@ mod probe;
 mod protocol;
 mod raw;
 mod stream;
+mod string;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
