@@ -8,8 +8,11 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { REPO: ROOT } = require('./repository')
 
+// Built in the repository's own target directory, whose dependencies `cargo test` has
+// compiled already (a directory of its own rebuilt them all: about a minute in CI); kept
+// in target/fault, where a plain build does not overwrite it.
+const BUILT = path.join(ROOT, 'target', 'debug', 'libuws_body.so')
 const TARGET = path.join(ROOT, 'target', 'fault')
-const BUILT = path.join(TARGET, 'debug', 'libuws_body.so')
 const ADDON = path.join(TARGET, 'uws-body-fault.node')
 const DIGEST = `${ADDON}.sources`
 
@@ -31,7 +34,7 @@ function sourceDigest () {
 /** { file } of the fault-injection addon, built (or rebuilt) with cargo; or { skip: why }. */
 function faultAddon () {
   if (process.platform !== 'linux') return { skip: 'the fault-injection build is set up for Linux only' }
-  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection', '--target-dir', TARGET], { cwd: ROOT, encoding: 'utf8' })
+  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection'], { cwd: ROOT, encoding: 'utf8' })
   const digest = sourceDigest()
   if (cargo.error) {
     // No cargo here (the Debian 13 root of scripts/test-matrix.sh): a build the host made
@@ -44,6 +47,7 @@ function faultAddon () {
   }
   if (cargo.status !== 0) throw new Error(`cargo build --features fault-injection failed:\n${cargo.stderr.slice(-3000)}`)
   // Copied aside and renamed over: a process that still has the old file loaded keeps it.
+  fs.mkdirSync(TARGET, { recursive: true })
   fs.copyFileSync(BUILT, `${ADDON}.${process.pid}`)
   fs.renameSync(`${ADDON}.${process.pid}`, ADDON)
   fs.writeFileSync(DIGEST, digest)

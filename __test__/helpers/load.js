@@ -1,8 +1,8 @@
 'use strict'
 // How much load the suite's heaviest tests put on: UWS_BODY_TEST_LOAD=light runs the same
 // tests, asserting the same things, on fewer tries and files. The test matrix sets it
-// under CI in its middle cells (20/20.57 and 22/20.57): the cells at the stack's two ends
-// (the 20.30 fork, and Node 24 with uWS 20.57) run in full. Unset, everything is full.
+// under CI in every cell but Node 24 with uWS 20.57, the stack users run, which runs in
+// full. Unset, everything is full.
 const light = process.env.UWS_BODY_TEST_LOAD === 'light'
 if (!['', 'light', 'full'].includes(process.env.UWS_BODY_TEST_LOAD || '')) {
   throw new Error(`UWS_BODY_TEST_LOAD=${process.env.UWS_BODY_TEST_LOAD}: light or full`)
