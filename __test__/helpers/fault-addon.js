@@ -34,7 +34,11 @@ function sourceDigest () {
 /** { file } of the fault-injection addon, built (or rebuilt) with cargo; or { skip: why }. */
 function faultAddon () {
   if (process.platform !== 'linux') return { skip: 'the fault-injection build is set up for Linux only' }
-  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection'], { cwd: ROOT, encoding: 'utf8' })
+  // Without the ASan run's preloaded runtime (asan/run.sh): rustc hangs at start with it.
+  const env = { ...process.env }
+  delete env.LD_PRELOAD
+  delete env.ASAN_OPTIONS
+  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection'], { cwd: ROOT, encoding: 'utf8', env })
   const digest = sourceDigest()
   if (cargo.error) {
     // No cargo here (the Debian 13 root of scripts/test-matrix.sh): a build the host made
