@@ -11,7 +11,7 @@
 # Every cell runs every file. Under CI the cells other than 24/20.57 (the stack users run)
 # run the heaviest tests on fewer tries and files (UWS_BODY_TEST_LOAD=light,
 # __test__/helpers/load.js: 5 refused uploads per client instead of 20, a form of 20
-# files instead of 50, a single upload of 256 MiB instead of 1 GiB): about 18 minutes.
+# files instead of 50, a single upload of 256 MiB instead of 1 GiB): about 23 minutes here.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 [ $# -gt 0 ] || set -- 20/20.30 20/20.57 22/20.57 24/20.57

@@ -9,7 +9,6 @@ if (!['', 'light', 'full'].includes(process.env.UWS_BODY_TEST_LOAD || '')) {
 }
 
 module.exports = {
-  light,
   // early-answer.test.js: refused uploads per API, client, framing and connection kind.
   EARLY_ANSWER_TRIES: light ? 5 : 20,
   // s3-backpressure.test.js: files of 10 MiB in the form of many files, and the single
