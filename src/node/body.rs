@@ -167,17 +167,11 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
                 _ => block,
             };
             let bytes = block.as_slice();
-            let status = match (encoding as u32, one_byte) {
+            let status = match (encoding as u32, latin1_len) {
                 (_, Some(n)) => sys::napi_create_string_latin1(
                     env,
                     bytes.as_ptr().cast(),
                     n as isize,
-                    &mut result,
-                ),
-                (string_encoding::LATIN1, None) => sys::napi_create_string_latin1(
-                    env,
-                    bytes.as_ptr().cast(),
-                    bytes.len() as isize,
                     &mut result,
                 ),
                 (string_encoding::UTF16LE, None) => {
