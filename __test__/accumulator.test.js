@@ -257,6 +257,104 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
   }
 })
 
+// Node 24 reads UTF-8 text up to JS_TIER_MAX in JS (TEXT_JS_TIER_MAX), from Buffers
+// lib/text-scratch.js reuses; earlier Nodes read text above 2 KiB natively.
+const TEXT_IN_JS = Number(process.versions.node.split('.')[0]) >= 24 || 'before Node 24 text above 2 KiB is read natively (TEXT_JS_TIER_MAX): no scratch Buffer is used'
+const textBody = (size, options = {}) => {
+  const { AS_TEXT } = require('../lib/accumulator')
+  return new BodyAccumulator({ limit: '1mb', ...options, [AS_TEXT]: true, contentLength: options.contentLength === undefined ? size : options.contentLength })
+}
+
+test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bounded idle store', () => {
+  const scratch = require('../lib/text-scratch')
+  assert.ok(scratch.MAX >= JS_TIER_MAX, 'every JS-tier text body has a class')
+  assert.equal(scratch.take(scratch.MIN - 1), null)
+  assert.equal(scratch.take(scratch.MAX + 1), null)
+  for (const n of [scratch.MIN, scratch.MIN + 1, 65536, 65537, JS_TIER_MAX, scratch.MAX]) {
+    const buf = scratch.take(n)
+    assert.ok(buf.length >= n && buf.length < 2 * n + scratch.MIN, `${n} B: a Buffer of ${buf.length}`)
+    scratch.give(buf)
+    assert.equal(scratch.take(n), buf, `${n} B: the Buffer given back is taken again`)
+  }
+  const held = []
+  for (let i = 0; i < 2 * scratch.IDLE_MAX / scratch.MAX; i++) held.push(scratch.take(scratch.MAX))
+  for (const buf of held) scratch.give(buf)
+  assert.ok(scratch.idleSize() <= scratch.IDLE_MAX, `idle ${scratch.idleSize()} B, bound ${scratch.IDLE_MAX}`)
+})
+
+test('a text body of the JS tier reuses its Buffer: the next body of its size is read into the same memory', { skip: TEXT_IN_JS !== true && TEXT_IN_JS }, () => {
+  for (const size of [1024, 4096, 65536, JS_TIER_MAX]) {
+    const first = textBody(size)
+    const memory = first._buf
+    assert.ok(feed(first, Buffer.alloc(size, 'a'), 65483))
+    assert.equal(first.finishString(), 'a'.repeat(size))
+    const next = textBody(size)
+    assert.equal(next._buf, memory, `${size} B: the Buffer came back`)
+    const beside = textBody(size)
+    assert.notEqual(beside._buf, memory, `${size} B: a body read at the same time has its own`)
+    next.abort()
+    beside.abort()
+  }
+})
+
+test('a reused text Buffer shows no other body\'s bytes: as a string, as a Buffer, across tiers, after errors', { skip: TEXT_IN_JS !== true && TEXT_IN_JS }, () => {
+  const long = () => {
+    const acc = textBody(60000)
+    assert.ok(feed(acc, Buffer.alloc(60000, 'x'), 65483))
+    return acc.finishString()
+  }
+  // Shorter bodies in the class a 60000-byte one left its bytes in: known length, unknown
+  // length in one chunk, and the unknown-length first chunk that a second sends native.
+  long()
+  const known = textBody(40000)
+  assert.ok(feed(known, Buffer.alloc(40000, 'b'), 65483))
+  assert.equal(known.finishString(), 'b'.repeat(40000))
+  long()
+  const unknown = textBody(0, { contentLength: null })
+  assert.ok(unknown.push(Buffer.alloc(8000, 'c')))
+  assert.equal(unknown.finishString(), 'c'.repeat(8000))
+  long()
+  const grown = textBody(0, { contentLength: null })
+  assert.ok(grown.push(Buffer.alloc(8000, 'd')) && grown.push(Buffer.alloc(70000, 'e')))
+  assert.equal(grown._native !== null, true)
+  assert.equal(grown.finishString(), 'd'.repeat(8000) + 'e'.repeat(70000), 'the first chunk went native without the bytes after it')
+  long()
+  // finish() on a text body: a Buffer of the body's length over memory of its own.
+  const asBuffer = textBody(40000)
+  assert.ok(feed(asBuffer, Buffer.alloc(40000, 'f'), 65483))
+  const body = asBuffer.finish()
+  assert.equal(body.length, 40000)
+  assert.ok(body.every((b) => b === 0x66))
+  assert.ok(!new Uint8Array(body.buffer).includes(0x78), 'the ArrayBuffer behind it holds none of the other body\'s bytes')
+  assert.notEqual(textBody(40000)._buf.buffer, body.buffer, 'and it is never handed out again')
+  // A body that failed or was aborted gives its Buffer back once: two bodies after it
+  // never share one.
+  for (const end of ['fail', 'abort', 'finishString twice']) {
+    const acc = textBody(50000)
+    const memory = acc._buf
+    if (end === 'fail') assert.equal(acc.push(Buffer.alloc(50001)), false)
+    else if (end === 'abort') acc.abort()
+    else {
+      assert.ok(feed(acc, Buffer.alloc(50000, 'g'), 65483))
+      acc.finishString()
+      assert.throws(() => acc.finishString(), /after finish/)
+    }
+    acc.abort()
+    const a = textBody(50000)
+    const b = textBody(50000)
+    assert.equal(a._buf, memory, `${end}: the Buffer came back`)
+    assert.notEqual(a._buf, b._buf, `${end}: given back once`)
+    a.abort()
+    b.abort()
+  }
+  // Fewer bytes than declared: the body's error, and the Buffer back.
+  const short = textBody(30000)
+  const memory = short._buf
+  assert.ok(short.push(Buffer.alloc(100)))
+  assert.throws(() => short.finishString(), (err) => err.code === 'ERR_BODY_LENGTH_MISMATCH')
+  assert.equal(textBody(30000)._buf, memory)
+})
+
 test('a body of unknown length keeps a first chunk of up to 16 KiB in JS and reads a larger one natively', () => {
   // A larger first chunk, kept in JS and then copied on when a second chunk came, cost
   // each body fresh memory (lib/accumulator.js, FIRST_CHUNK_MAX).

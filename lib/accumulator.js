@@ -4,6 +4,7 @@
 // module here takes it the same way.
 const { Buffer, constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:buffer')
 const native = require('./native')
+const textScratch = require('./text-scratch')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { STRING_ENCODING, SIZES } = require('./protocol')
@@ -77,11 +78,15 @@ class BodyAccumulator {
     this._error = null
     this._native = null
     this._buf = null
+    // True while _buf is a text-scratch Buffer (lib/text-scratch.js): longer than the body
+    // perhaps, and going back there, never to the program.
+    this._scratch = false
     this._received = 0
     this._expected = expected
     this._limit = limit
     this._maxPreallocated = maxPreallocated
-    const jsTierMax = options[AS_TEXT] === true ? TEXT_JS_TIER_MAX : JS_TIER_MAX
+    this._asText = options[AS_TEXT] === true
+    const jsTierMax = this._asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
     this._firstChunkMax = Math.min(FIRST_CHUNK_MAX, jsTierMax)
 
     if (expected === INVALID) {
@@ -90,7 +95,7 @@ class BodyAccumulator {
     } else if (isIdentity(encoding) && expected <= jsTierMax && expected <= maxPreallocated && expected <= limit) {
       // JS tier. A known length is preallocated whole (it is below the cap); an unknown
       // one waits for its first chunk.
-      if (expected > 0) this._buf = Buffer.allocUnsafe(expected)
+      if (expected > 0) this._buf = this._jsBuffer(expected)
     } else {
       // Encoded bodies are always native: the decoders live in src/core/decode.
       this._native = native.create(expected, limit, maxPreallocated, encoding, inflate)
@@ -122,7 +127,7 @@ class BodyAccumulator {
     } else if (bytes.length !== 0) {
       if (this._buf === null && bytes.length <= this._firstChunkMax) {
         // Most bodies of unknown length still arrive in one chunk: that copy is the body.
-        this._buf = Buffer.allocUnsafe(bytes.length)
+        this._buf = this._jsBuffer(bytes.length)
         this._buf.set(bytes)
       } else {
         return this._toNative(bytes)
@@ -140,18 +145,20 @@ class BodyAccumulator {
       this._state = FINISHED
       return result === null ? EMPTY() : result
     }
-    if (this._state !== OPEN) {
-      if (this._state === FINISHED) throw errors.stateError('finish() after finish()')
-      throw this._error
-    }
-    if (this._expected >= 0 && this._received !== this._expected) {
-      this._fail(errors.lengthMismatch(this._expected, this._received))
-      throw this._error
-    }
-    this._state = FINISHED
+    this._finishJs()
     const buf = this._buf
     this._buf = null
-    return buf === null ? EMPTY() : buf
+    if (buf === null) return EMPTY()
+    if (!this._scratch) return buf
+    // A text body read as a Buffer after all: the program gets one of the body's exact
+    // length and no other body's bytes, so a scratch Buffer that is longer is copied out
+    // of (the one second copy of a body, on a path only a direct AS_TEXT user takes).
+    this._scratch = false
+    if (buf.length === this._received) return buf
+    const body = Buffer.allocUnsafe(this._received)
+    buf.copy(body, 0, 0, this._received)
+    textScratch.give(buf)
+    return body
   }
 
   /**
@@ -163,15 +170,9 @@ class BodyAccumulator {
     const code = STRING_ENCODINGS[encoding]
     if (code === undefined || this._native === null) {
       if (!Buffer.isEncoding(encoding)) throw new TypeError(`BodyAccumulator.finishString: unknown encoding ${JSON.stringify(encoding)}`)
+      if (this._native === null && this._scratch) return this._finishScratchString(encoding)
       const body = this.finish()
-      try {
-        return body.toString(encoding)
-      } catch (err) {
-        // Node's own ERR_STRING_TOO_LONG: the string (hex, base64, ...) would be longer
-        // than V8 makes one. The client's body did that: a 413 like the native tier's.
-        if (err && err.code === 'ERR_STRING_TOO_LONG') throw this._tooLongForString(body.length)
-        throw err
-      }
+      return this._decode(body, encoding, body.length)
     }
     const result = native.finishString(this._native, code)
     if (result === false) throw this._nativeError()
@@ -192,7 +193,7 @@ class BodyAccumulator {
     if (this._state === OPEN || this._state === FAILED) {
       if (this._error === null) this._error = errors.aborted(this._expected, this._received)
       this._state = ABORTED
-      this._buf = null
+      this._dropBuffer()
     }
   }
 
@@ -234,8 +235,66 @@ class BodyAccumulator {
   _fail (error) {
     this._state = FAILED
     this._error = error
-    this._buf = null
+    this._dropBuffer()
     return false
+  }
+
+  // The JS tier's Buffer for `n` bytes: a scratch one for a text body (lib/text-scratch.js).
+  _jsBuffer (n) {
+    if (this._asText) {
+      const buf = textScratch.take(n)
+      if (buf !== null) {
+        this._scratch = true
+        return buf
+      }
+    }
+    return Buffer.allocUnsafe(n)
+  }
+
+  // Lets go of the JS tier's Buffer; a scratch one goes back, once: _buf is cleared first.
+  _dropBuffer () {
+    const buf = this._buf
+    this._buf = null
+    if (this._scratch) {
+      this._scratch = false
+      textScratch.give(buf)
+    }
+  }
+
+  // finish()'s checks for the JS tier: throws the body's error, else it is FINISHED.
+  _finishJs () {
+    if (this._state !== OPEN) {
+      if (this._state === FINISHED) throw errors.stateError('finish() after finish()')
+      throw this._error
+    }
+    if (this._expected >= 0 && this._received !== this._expected) {
+      this._fail(errors.lengthMismatch(this._expected, this._received))
+      throw this._error
+    }
+    this._state = FINISHED
+  }
+
+  // finishString from a scratch Buffer: only the bytes this body wrote are decoded, and the
+  // Buffer goes back whatever toString does.
+  _finishScratchString (encoding) {
+    this._finishJs()
+    const buf = this._buf
+    try {
+      return this._decode(buf, encoding, this._received)
+    } finally {
+      if (this._buf === buf) this._dropBuffer()
+    }
+  }
+
+  _decode (buf, encoding, end) {
+    try {
+      return end === buf.length ? buf.toString(encoding) : buf.toString(encoding, 0, end)
+    } catch (err) {
+      // Node's own ERR_STRING_TOO_LONG: the string (hex, base64, ...) would be longer
+      // than V8 makes one. The client's body did that: a 413 like the native tier's.
+      if (err && err.code === 'ERR_STRING_TOO_LONG') throw this._tooLongForString(end)
+      throw err
+    }
   }
 
   _closed () {
@@ -253,8 +312,13 @@ class BodyAccumulator {
     const knownMinimum = this._received + bytes.length
     this._native = native.create(UNKNOWN, this._limit, this._maxPreallocated, null, true, knownMinimum)
     const first = this._buf
+    const scratch = this._scratch
     this._buf = null
-    if (first !== null && !native.push(this._native, first)) return this._checkNative()
+    this._scratch = false
+    // A scratch Buffer may be longer than the chunk it holds: only that chunk goes on.
+    const pushed = first === null || native.push(this._native, scratch ? first.subarray(0, this._received) : first)
+    if (scratch) textScratch.give(first)
+    if (!pushed) return this._checkNative()
     return native.push(this._native, bytes) || this._checkNative()
   }
 
