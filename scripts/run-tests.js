@@ -65,7 +65,8 @@ const skippedOnPurpose = files.filter((f) => !chosen.includes(f))
 const uwsLine = build !== null
   ? `uWS ${build} (${BUILDS[build]}@${found.version})`
   : asked === 'none' ? 'no uWS (UWS_BODY_TEST_UWS=none)' : `no uWS build loads (${tried.join('; ')})`
-const loadLine = process.env.UWS_BODY_TEST_LOAD === 'light' ? ', UWS_BODY_TEST_LOAD=light (fewer tries and files: __test__/helpers/load.js)' : ''
+// Read through the tests' own helper, which refuses a misspelled value before any test runs.
+const loadLine = require('../__test__/helpers/load').LOAD === 'light' ? ', UWS_BODY_TEST_LOAD=light (fewer tries and files: __test__/helpers/load.js)' : ''
 console.log(`run-tests: ${platform}, ${uwsLine}${loadLine}`)
 if (tried.length && build !== null) console.log(`run-tests: not used: ${tried.join('; ')}`)
 // The S3 files (s3*.test.js) need garage: said here, and by each skipped test (under CI

@@ -15,6 +15,8 @@ const BUILT = path.join(ROOT, 'target', 'debug', 'libuws_body.so')
 const TARGET = path.join(ROOT, 'target', 'fault')
 const ADDON = path.join(TARGET, 'uws-body-fault.node')
 const DIGEST = `${ADDON}.sources`
+// Far above the build's time: about 15 s on the dependencies cargo test built, 57-85 s from nothing.
+const BUILD_TIMEOUT_MS = 15 * 60 * 1000
 
 /** A digest of the sources the addon is built from. */
 function sourceDigest () {
@@ -38,8 +40,13 @@ function faultAddon () {
   const env = { ...process.env }
   delete env.LD_PRELOAD
   delete env.ASAN_OPTIONS
-  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection'], { cwd: ROOT, encoding: 'utf8', env })
+  const cargo = spawnSync('cargo', ['build', '--lib', '--features', 'fault-injection'], { cwd: ROOT, encoding: 'utf8', env, timeout: BUILD_TIMEOUT_MS })
   const digest = sourceDigest()
+  if (cargo.error && cargo.error.code !== 'ENOENT') {
+    // A build that hangs (rustc did, under the ASan run's LD_PRELOAD) fails the test here
+    // instead of holding CI until its own limit.
+    throw new Error(`cargo build --features fault-injection: ${cargo.error.code === 'ETIMEDOUT' ? `not done in ${BUILD_TIMEOUT_MS / 60000} minutes` : cargo.error.message}\n${(cargo.stderr || '').slice(-3000)}`)
+  }
   if (cargo.error) {
     // No cargo here (the Debian 13 root of scripts/test-matrix.sh): a build the host made
     // from these very sources will do.

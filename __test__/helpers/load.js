@@ -9,6 +9,8 @@ if (!['', 'light', 'full'].includes(process.env.UWS_BODY_TEST_LOAD || '')) {
 }
 
 module.exports = {
+  // 'light' or 'full', as checked above (scripts/run-tests.js says which in its summary).
+  LOAD: light ? 'light' : 'full',
   // early-answer.test.js: refused uploads per API, client, framing and connection kind.
   EARLY_ANSWER_TRIES: light ? 5 : 20,
   // s3-backpressure.test.js: files of 10 MiB in the form of many files, and the single
