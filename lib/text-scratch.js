@@ -6,8 +6,9 @@
 // Such a body needs its bytes for one toString(). A fresh Buffer per body is a fresh
 // ArrayBuffer (or a slice of Node's shared slab, itself garbage every few bodies) that V8
 // counts and must collect. On Node 24, finishString against a memcpy into a reused Buffer
-// plus toString, 9 paired rounds: 1 KiB 1.16, 16 KiB 1.22-1.36, 64 KiB 2.44, 192 KiB 1.22;
-// from a Buffer taken here 1.00-1.04 at each.
+// plus toString (bench/strings.js, 7 paired rounds), with a fresh Buffer per body: 1 KiB
+// 1.16, 16 KiB 1.19, 64 KiB 1.75; from a Buffer taken here, in 3 runs: 1.05-1.10,
+// 0.92-1.05, 1.02-1.03.
 //
 // A Buffer here never reaches the program, so no body can see another's bytes:
 // finishString decodes only the bytes its body wrote, then gives the Buffer back, and
@@ -28,7 +29,8 @@ const MIN_SHIFT = Math.log2(MIN)
 const idle = Array.from({ length: Math.log2(MAX) - MIN_SHIFT + 1 }, () => [])
 let idleBytes = 0
 
-const classOf = (n) => Math.max(0, Math.ceil(Math.log2(n)) - MIN_SHIFT)
+// For n from MIN to MAX.
+const classOf = (n) => Math.ceil(Math.log2(n)) - MIN_SHIFT
 
 /** A Buffer of at least `n` bytes that the caller gives back, or null outside MIN..MAX. */
 function take (n) {
