@@ -170,7 +170,7 @@ class BodyAccumulator {
     const code = STRING_ENCODINGS[encoding]
     if (code === undefined || this._native === null) {
       if (!Buffer.isEncoding(encoding)) throw new TypeError(`BodyAccumulator.finishString: unknown encoding ${JSON.stringify(encoding)}`)
-      if (this._native === null && this._scratch) return this._finishScratchString(encoding)
+      if (this._scratch) return this._finishScratchString(encoding)
       const body = this.finish()
       return this._decode(body, encoding, body.length)
     }
