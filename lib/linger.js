@@ -50,9 +50,11 @@
 //   Middleware. When the middleware refuses a body that has not ended:
 //     const drain = beforeNext(res, controls, { remaining, linger }, proceed)
 //       res        the framework's response (setHeader is used past the bound)
-//       controls   { pause(), close() }: stop reading (uWS's res.pause() or the request
-//                  stream's pause()); close the connection now (uWS's res.close() while
-//                  the response is pending, or req.socket.destroy())
+//       controls   { pause(), close(), holdClose() }: stop reading (uWS's res.pause()
+//                  or the request stream's pause()); close the connection now (uWS's
+//                  res.close() while the response is pending, or req.socket.destroy());
+//                  optional, keep the framework from closing the connection as soon as
+//                  its answer is written (node:http: lib/parsers/source.js)
 //       proceed()  called once: after the body ended, the client went away, or past the
 //                  bound (then the source is paused, `Connection: close` set, and the
 //                  connection closed GRACE_MS later if it is still open); it calls
@@ -416,6 +418,7 @@ function beforeNext (res, controls, { remaining = -1, linger = DEFAULTS }, proce
   return new Drain(linger, remaining, (outcome) => {
     if (outcome === BOUND) {
       controls.pause()
+      if (typeof controls.holdClose === 'function') controls.holdClose()
       // The client is told the connection ends with this answer, and a framework that
       // waits for the request to end before answering (Express's finalhandler) or an
       // application that never answers cannot hold it past GRACE_MS.

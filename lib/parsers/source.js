@@ -206,6 +206,7 @@ function readChunks (source, req, res, handlers) {
     return controls
   }
   let close
+  let holdClose = noop
   if (source === ULTIMATE_STREAM) {
     req.bodyRead = true
     const socket = res && res.socket
@@ -213,6 +214,10 @@ function readChunks (source, req, res, handlers) {
     close = () => { if (req.res.aborted !== true && req.res.finished !== true) req._res.close() }
   } else {
     close = () => { if (req.socket && !req.socket.destroyed) req.socket.destroy() }
+    holdClose = () => {
+      const socket = req.socket
+      if (socket && !socket.destroyed) socket.destroySoon = shutDownWrites
+    }
   }
   let ended = false
   req.on('data', (chunk) => handlers.chunk(chunk, false))
@@ -227,8 +232,22 @@ function readChunks (source, req, res, handlers) {
   return {
     pause () { req.pause() },
     resume () { req.resume() },
-    close
+    close,
+    holdClose
   }
+}
+
+function noop () {}
+
+// Node's server ends a response that says `Connection: close` with socket.destroySoon():
+// FIN, and destroy() as soon as the answer is written (resOnFinish, lib/_http_server.js,
+// Node 20-24). Past a refused body's bound its rest is still arriving, unread, so that
+// destroy() is a RST, and a client that had not read the answer yet loses it (its kernel
+// drops what it had received; node:http's next write fails first). Shadowed on the
+// socket, the close is only a FIN: the bound's own timer destroys the socket GRACE_MS
+// later (lib/linger.js beforeNext), as nginx's lingering close does.
+function shutDownWrites () {
+  if (this.writable) this.end()
 }
 
 module.exports = { sourceOf, isUltimate, readInto, readChunks, discard, bodyGone, BODY_GONE }
