@@ -167,13 +167,14 @@ function throttle (target, rate = Infinity) {
 
 /**
  * Forks the upload server (./s3-server.js) for `kind` against `endpoint`: { port, reset(),
- * stats(), stop() }.
+ * stats(), stop() }. collectMs: the server collects garbage that often to read what it
+ * holds (peakLiveArrayBuffers, peakBytesInUse in stats()).
  */
-async function startUploadServer (kind, { endpoint, bucket, credentials }) {
+async function startUploadServer (kind, { endpoint, bucket, credentials, collectMs = 0 }) {
   const child = fork(path.join(__dirname, 's3-server.js'), [kind], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: [],
-    env: { ...process.env, S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: credentials.accessKeyId, S3_SECRET_ACCESS_KEY: credentials.secretAccessKey }
+    execArgv: collectMs > 0 ? ['--expose-gc'] : [],
+    env: { ...process.env, S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: credentials.accessKeyId, S3_SECRET_ACCESS_KEY: credentials.secretAccessKey, S3_SERVER_COLLECT_MS: String(collectMs) }
   })
   const ask = (message, field) => new Promise((resolve, reject) => {
     const on = (m) => {
