@@ -37,7 +37,8 @@ const FIRST_CHUNK_MAX = 16 * 1024
 // 40-byte JSON lines, ASCII / with an accent per line: Node 20 and 22, 1 KiB 2.45-2.51 /
 // 0.62-0.85, 2 KiB 0.99 / 0.54, 4 KiB 0.59-0.64 / 0.30, 64 KiB 0.71-0.74 / 0.17-0.18.
 // Node 24's is simdutf's (4 KiB 1.72 / 1.53, 64 KiB 0.89 / 1.01): there the bound stays.
-const TEXT_JS_TIER_MAX = Number(process.versions.node.split('.')[0]) >= 24 ? JS_TIER_MAX : 2 * 1024
+const SIMDUTF_TO_STRING = Number(process.versions.node.split('.')[0]) >= 24
+const TEXT_JS_TIER_MAX = SIMDUTF_TO_STRING ? JS_TIER_MAX : 2 * 1024
 // The option that says so; a symbol, so that no name a user can pass is taken.
 const AS_TEXT = Symbol('uws-body: read as UTF-8 text')
 
@@ -49,9 +50,13 @@ const FINISHED = 3
 const EMPTY = () => Buffer.alloc(0)
 const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
-// Encodings the native tier decodes itself (finishString's codes).
-const { UTF8, LATIN1, UTF16LE } = STRING_ENCODING
-const STRING_ENCODINGS = { __proto__: null, utf8: UTF8, 'utf-8': UTF8, latin1: LATIN1, binary: LATIN1, utf16le: UTF16LE, 'utf-16le': UTF16LE, ucs2: UTF16LE, 'ucs-2': UTF16LE }
+// Encodings the native tier decodes itself (finishString's codes). Where toString is
+// simdutf's, UTF-8 that is not one-byte comes back as a Buffer for it instead: V8's
+// decoder was 2.3-6.3x memcpy + toString for 256 KiB-32 MiB of JSON with CJK text on
+// Node 24, the Buffer 1.01-1.30 (bench/strings.js).
+const { UTF8, LATIN1, UTF16LE, UTF8_OR_BUFFER } = STRING_ENCODING
+const UTF8_CODE = SIMDUTF_TO_STRING ? UTF8_OR_BUFFER : UTF8
+const STRING_ENCODINGS = { __proto__: null, utf8: UTF8_CODE, 'utf-8': UTF8_CODE, latin1: LATIN1, binary: LATIN1, utf16le: UTF16LE, 'utf-16le': UTF16LE, ucs2: UTF16LE, 'ucs-2': UTF16LE }
 const { RECEIVED, LENGTH, CAPACITY } = SIZES
 
 /**
@@ -164,7 +169,9 @@ class BodyAccumulator {
   /**
    * The whole body decoded as a string. For utf8, latin1 and utf16le the native tier
    * builds the string straight from the body's memory (no Buffer is made, the memory goes
-   * back to the pool); other encodings go through finish().toString().
+   * back to the pool), except UTF-8 that is not one-byte from Node 24, which is decoded
+   * by Buffer.toString from a Buffer of the body's memory; other encodings go through
+   * finish().toString().
    */
   finishString (encoding = 'utf8') {
     const code = STRING_ENCODINGS[encoding]
@@ -179,7 +186,8 @@ class BodyAccumulator {
     this._state = FINISHED
     // A number: the body's length, too long for a string (its memory is released).
     if (typeof result === 'number') throw this._tooLongForString(result)
-    return result
+    if (typeof result === 'string') return result
+    return this._decode(result, 'utf8', result.length)
   }
 
   /** Releases the body's memory now. Idempotent; does nothing after finish(). */

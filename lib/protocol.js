@@ -16,7 +16,7 @@ const SINK = Object.freeze({ SKIP: 0, FIELD: 1, ARENA: 2, STREAM: 3, PENDING: 4 
 const OUTCOME = Object.freeze({ PART: 1, DATA: 2, PART_END: 3, NEED_INPUT: 4, DONE: 5, FAILED: 6 })
 
 /** finishString's `encoding` argument. */
-const STRING_ENCODING = Object.freeze({ UTF8: 0, LATIN1: 1, UTF16LE: 2 })
+const STRING_ENCODING = Object.freeze({ UTF8: 0, LATIN1: 1, UTF16LE: 2, UTF8_OR_BUFFER: 3 })
 
 /**
  * The slots of the array multipartFeed gives for a new part's head. ENDED: the part before

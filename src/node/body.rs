@@ -123,11 +123,12 @@ handle_callback! {
 }
 
 /// finishString(body, encoding) -> string | false (the body failed: see error()) | the
-/// body's length in bytes (a number: the string would be longer than V8 makes one).
+/// body's length in bytes (a number: the string would be longer than V8 makes one) | a
+/// Buffer of the body (UTF8_OR_BUFFER, for text that is not one-byte).
 /// encoding: protocol's `string_encoding` (UTF8 for any other value). The string is built
 /// straight from the body's memory, which then goes back to the pool (or, for a one-byte
 /// string of string::EXTERNAL_MIN or more, is the string's: src/node/string.rs): no
-/// Buffer is ever made.
+/// Buffer is made but the one UTF8_OR_BUFFER asks for.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -152,6 +153,10 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
                 string_encoding::LATIN1 | string_encoding::UTF16LE => None,
                 _ => text::utf8_to_latin1_in_place(block.as_mut_slice()),
             };
+            if one_byte.is_none() && encoding as u32 == string_encoding::UTF8_OR_BUFFER {
+                // The caller decodes it: one copy by Buffer.toString, none here.
+                return into_buffer(env, block);
+            }
             let latin1_len = match (encoding as u32, one_byte) {
                 (_, Some(n)) => Some(n),
                 (string_encoding::LATIN1, None) => Some(length),

@@ -48,6 +48,9 @@ table! {
         UTF8 = 0,
         LATIN1 = 1,
         UTF16LE = 2,
+        // UTF-8, but text that is not one-byte comes back as the body's Buffer, for
+        // Buffer.toString (simdutf from Node 24, where V8's own decoder is slower).
+        UTF8_OR_BUFFER = 3,
     }
 }
 
