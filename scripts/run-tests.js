@@ -6,7 +6,9 @@
 //   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
 // UWS_BODY_TEST_SKIP=<prefix>,...: leave out the files whose names start with these, said
-// in the summary (the ASan and package runs leave out what the matrix covers).
+// in the summary (the ASan and package runs leave out what the matrix covers);
+// UWS_BODY_TEST_ONLY=<prefix>,...: run only those (CI's 20.30 cell: the rest ran in the
+// package test, on the same Node and uWS).
 // UWS_BODY_TEST_LOAD=light: the heaviest tests on fewer tries and files
 // (__test__/helpers/load.js), said in the summary.
 //
@@ -57,8 +59,13 @@ if (asked && asked !== 'none' && build === null) {
 }
 // UWS_BODY_TEST_SKIP=s3,...: files whose names start with these are left out on purpose
 // (a run that repeats what another run of the same matrix covers), and said so.
-const leftOut = (process.env.UWS_BODY_TEST_SKIP || '').split(',').map((p) => p.trim()).filter(Boolean)
-const chosen = files.filter((f) => !leftOut.some((p) => f.startsWith(p)))
+// UWS_BODY_TEST_ONLY=s3,...: the other way round, only the files whose names start with
+// these (the rest ran on the same stack in another run of the matrix), also said.
+const prefixes = (name) => (process.env[name] || '').split(',').map((p) => p.trim()).filter(Boolean)
+const leftOut = prefixes('UWS_BODY_TEST_SKIP')
+const onlyThese = prefixes('UWS_BODY_TEST_ONLY')
+const purposes = [leftOut.length && `UWS_BODY_TEST_SKIP=${leftOut.join(',')}`, onlyThese.length && `UWS_BODY_TEST_ONLY=${onlyThese.join(',')}`].filter(Boolean).join(', ')
+const chosen = files.filter((f) => !leftOut.some((p) => f.startsWith(p)) && (onlyThese.length === 0 || onlyThese.some((p) => f.startsWith(p))))
 const run = build === null ? chosen.filter((f) => WITHOUT_UWS.includes(f)) : chosen
 const skipped = chosen.filter((f) => !run.includes(f))
 const skippedOnPurpose = files.filter((f) => !chosen.includes(f))
@@ -125,7 +132,7 @@ const status = result.status === null ? 1 : result.status
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
 console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}${loadLine ? ', light load' : ''}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
 if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
-if (skippedOnPurpose.length) console.log(`run-tests: files not run (UWS_BODY_TEST_SKIP=${leftOut.join(',')}): ${skippedOnPurpose.join(' ')}`)
+if (skippedOnPurpose.length) console.log(`run-tests: files not run (${purposes}): ${skippedOnPurpose.join(' ')}`)
 if (s3Line) console.log(`run-tests: ${s3Line}`)
 let exit = status
 if (build === null && asked !== 'none' && process.env.CI) {

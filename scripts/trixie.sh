@@ -89,7 +89,7 @@ set +e
 # shellcheck disable=SC2016
 chroot "$root" /usr/bin/env -i \
   HOME=/root PATH="${TRIXIE_PATH:-/usr/local/bin:/usr/bin:/bin}" LANG=C.UTF-8 \
-  CI="${CI:-}" UWS_BODY_TEST_UWS="${UWS_BODY_TEST_UWS:-}" UWS_BODY_TEST_SKIP="${UWS_BODY_TEST_SKIP:-}" \
+  CI="${CI:-}" UWS_BODY_TEST_UWS="${UWS_BODY_TEST_UWS:-}" UWS_BODY_TEST_SKIP="${UWS_BODY_TEST_SKIP:-}" UWS_BODY_TEST_ONLY="${UWS_BODY_TEST_ONLY:-}" \
   S3_BACKPRESSURE_MIB="${S3_BACKPRESSURE_MIB:-}" UWS_BODY_TEST_LOAD="${UWS_BODY_TEST_LOAD:-}" \
   /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$repo" "$@"
 status=$?
