@@ -567,7 +567,11 @@ export interface AnswerErrorOptions {
   body?: string | Buffer
   /** Its content-type; default application/json (text/plain for a string `body`). */
   contentType?: string
-  /** More headers (not content-length, connection or transfer-encoding). */
+  /**
+   * More headers (not content-length, connection or transfer-encoding). A value is visible
+   * ASCII, space and tab; any other character is a TypeError (it could not be written as
+   * the same bytes on every answer path).
+   */
   headers?: Record<string, string | number>
   /**
    * Only for a body uws-body does not read (BodyAccumulator): whether its last chunk was

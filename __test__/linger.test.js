@@ -221,3 +221,80 @@ test('answerError does nothing once res.aborted is set, and an application that 
     app.close()
   }
 })
+
+// Every code point whose low byte is CR, LF or NUL: a writer that keeps only the low byte
+// of each character (latin1) turns them into a line break in the answer's head.
+function splitters () {
+  const out = []
+  for (let hi = 0; hi <= 0x10ff; hi++) {
+    for (const lo of [0x0a, 0x0d, 0x00]) out.push((hi << 8) | lo)
+  }
+  return out
+}
+
+test('answerError refuses a header value it cannot write as sent, on every answer path: every code point whose low byte is CR, LF or NUL, and anything outside visible ASCII', async () => {
+  const err = new BodyError('request entity too large', { status: 413, code: 'ERR_BODY_TOO_LARGE', type: 'entity.too.large' })
+  const codePoints = splitters()
+  const app = uWS.App()
+  const results = {}
+  // Each path tries every value, then answers with a clean one.
+  const tryAll = (name, res, answer) => {
+    let threw = 0
+    const passed = []
+    for (const cp of codePoints) {
+      const value = `https://a.example${String.fromCodePoint(cp)}Set-Cookie: session=attacker`
+      try {
+        answer({ headers: { 'access-control-allow-origin': value } })
+        passed.push(cp.toString(16))
+        break // it answered: the response is gone
+      } catch (e) {
+        if (e instanceof TypeError) threw++
+        else throw e
+      }
+    }
+    for (const value of ['caf\u00e9', '\u007f', 'a\u2028b', '\ud83d\ude00']) {
+      if (passed.length > 0) break
+      try {
+        answer({ headers: { 'x-other': value } })
+        passed.push(JSON.stringify(value))
+        break
+      } catch (e) {
+        if (e instanceof TypeError) threw++
+        else throw e
+      }
+    }
+    results[name] = { threw, passed }
+    if (passed.length === 0) answer({ headers: { 'access-control-allow-origin': 'https://a.example', 'x-tab': 'a\tb ~' } })
+  }
+  // The body ended: uWS's writeHeader.
+  app.post('/ended', (res, req) => {
+    readBody(res, req).then(() => tryAll('ended', res, (o) => answerError(res, err, o)))
+  })
+  // Refused within the bound: held until the rest is dropped, then writeHeader.
+  app.post('/drained', (res, req) => {
+    readBody(res, req, { limit: 4 }).catch((e) => tryAll('drained', res, (o) => answerError(res, e, o)))
+  })
+  // Refused past the bound: the closing answer, written whole through writeStatus.
+  app.post('/bound', (res, req) => {
+    readBody(res, req, { limit: 4, linger: false }).catch((e) => tryAll('bound', res, (o) => answerError(res, e, o)))
+  })
+  // A body the application reads itself, refused before its end.
+  app.post('/own', (res, req) => {
+    res.onAborted(() => {})
+    tryAll('own', res, (o) => answerError(res, err, { ...o, bodyEnded: false, linger: false }))
+  })
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve(uWS.us_socket_local_port(token))))
+  try {
+    for (const path of ['/ended', '/drained', '/bound', '/own']) {
+      const r = await exchange(port, post(path, 'too long a body'))
+      const name = path.slice(1)
+      assert.deepEqual(results[name], { threw: codePoints.length + 4, passed: [] }, `${name}: values that were not refused`)
+      assert.equal(r.status, 413, `${name}: ${JSON.stringify(r.raw)}`)
+      assert.doesNotMatch(r.raw, /set-cookie/i, name)
+      assert.equal(r.headers['access-control-allow-origin'], 'https://a.example', name)
+      assert.equal(r.headers['x-tab'], 'a\tb ~', name)
+    }
+  } finally {
+    app.close()
+  }
+})

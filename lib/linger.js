@@ -311,9 +311,12 @@ function refused (res, { ended, remaining = -1, linger = DEFAULTS }) {
 
 // ---- answers ----
 
-// A header field name (RFC 9110 token) and value (no CR, LF or NUL).
+// A header field name (RFC 9110 token) and value. A value is visible ASCII, space and tab
+// only: uWS's writeHeader sends a string as UTF-8 and the closing answer's head is one
+// latin1 Buffer, so any other character would go out as different bytes on the two paths
+// (and latin1 keeps only a character's low byte: U+010A would be a LF).
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-const UNSAFE_VALUE = /[\r\n\0]/
+const SAFE_VALUE = /^[\t\x20-\x7e]*$/
 // What may appear as an error's `code` in an answer.
 const CODE = /^[A-Za-z0-9_.-]{1,64}$/
 
@@ -382,8 +385,8 @@ function replyOf (error, o) {
   }
   for (const [name, value] of headers) {
     const lower = name.toLowerCase()
-    if (!TOKEN.test(name) || UNSAFE_VALUE.test(value) || lower === 'content-length' || lower === 'connection' || lower === 'transfer-encoding') {
-      throw new TypeError(`uws-body: answerError cannot send the header ${JSON.stringify(name)}: ${JSON.stringify(value)}`)
+    if (!TOKEN.test(name) || !SAFE_VALUE.test(value) || lower === 'content-length' || lower === 'connection' || lower === 'transfer-encoding') {
+      throw new TypeError(`uws-body: answerError cannot send the header ${JSON.stringify(name)}: ${JSON.stringify(value)} (a name is an RFC 9110 token, a value visible ASCII, space and tab; content-length, connection and transfer-encoding are answerError's own)`)
     }
   }
   return { status, statusText, body, headers }
