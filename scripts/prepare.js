@@ -6,7 +6,8 @@ const { spawnSync } = require('node:child_process')
 
 const command = process.env.npm_command
 if (command === 'pack' || command === 'publish') {
-  console.log(`uws-body: no build for npm ${command} (the packages hold prebuilt binaries)`)
+  // stderr: `npm pack --json` prints its JSON on stdout, which must stay JSON alone.
+  console.error(`uws-body: no build for npm ${command} (the packages hold prebuilt binaries)`)
   process.exit(0)
 }
 const npm = process.env.npm_execpath

@@ -22,6 +22,10 @@ plat_tgz=$(cd "npm/$id" && npm pack --ignore-scripts --silent --pack-destination
 ls -l "$work"/*.tgz
 
 fail () { echo "test-package: $*" >&2; exit 1; }
+# With its scripts, as tools run it: what `prepare` says must not reach the JSON on stdout.
+npm pack --json --dry-run 2>/dev/null > "$work/pack.json"
+node -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))' "$work/pack.json" 2>/dev/null ||
+  fail "npm pack --json --dry-run: stdout is not JSON alone: $(head -c 200 "$work/pack.json")"
 # What each tarball may hold: anything else is a packaging mistake.
 tar -tzf "$work/$main_tgz" | sort > "$work/main.list"
 if grep -vE '^package/(package\.json|README\.md|LICENSE|index\.js|index\.mjs|index\.d\.ts|lib/.*\.js)$' "$work/main.list"; then
