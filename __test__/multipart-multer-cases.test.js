@@ -111,6 +111,55 @@ test('after LIMIT_FILE_COUNT the first file is whole in req.files, as multer lea
   assert.equal(req.files[0].buffer, undefined, 'its bytes went with the request')
 })
 
+test('a file the failure cut off is in req.files as multer leaves it: its { fieldname } placeholder, none past fileSize', async () => {
+  // busboy's cases "Stopped mid-file #1" and "#2" (the form ends after a file's header
+  // block, or in its data), and a file over fileSize with a part after it. multer calls
+  // next(err) before its storage calls back for a file whose stream errors (its memory
+  // storage never does), so the placeholder is there; one over fileSize it drops.
+  const head = `--${B}\r\nContent-Disposition: form-data; name="f"; filename="1k_a.dat"\r\nContent-Type: application/octet-stream\r\n\r\n`
+  const bodies = [
+    ['ends after the header block', Buffer.from(head), {}],
+    ['ends in the data', Buffer.from(head + 'a'), {}],
+    ['over fileSize', formBody(B, [file('f', 'big.dat', Buffer.from('abcd')), file('g', 'next.dat')]), { fileSize: 3 }]
+  ]
+  // A file's names and sizes, and which properties it has (disk names are random).
+  const shape = (f) => f && { ...f, path: undefined, filename: undefined, destination: undefined, keys: Object.keys(f).sort().join() }
+  const filesOf = (req) => Array.isArray(req.files)
+    ? req.files.map(shape)
+    : req.files && Object.fromEntries(Object.entries(req.files).map(([k, v]) => [k, v.map(shape)]))
+  for (const disk of [false, true]) {
+    for (const strategy of ['any', 'fields', 'single']) {
+      for (const [what, body, limits] of bodies) {
+        const results = []
+        for (const [name, make] of [['multipart()', multipart], ['multer', multer]]) {
+          const dest = disk ? path.join(dir, `cut-${name}`) : undefined
+          const m = make({ limits, dest })
+          const middleware = strategy === 'any' ? m.any() : strategy === 'fields' ? m.fields([{ name: 'f' }, { name: 'g' }]) : m.single('f')
+          const { err, req } = await submit(middleware, body)
+          assert.ok(err, `${name} ${what}: an error`)
+          results.push({ files: filesOf(req), file: shape(req.file) })
+          if (disk) assert.deepEqual(fs.readdirSync(dest), [], `${name} ${what}: nothing left on disk`)
+        }
+        assert.deepEqual(results[0], results[1], `${disk ? 'disk' : 'memory'} storage, ${strategy}(), ${what}`)
+      }
+    }
+  }
+  // A file a later fileFilter accepted, then cut off: the same.
+  const fileFilter = (req, f, cb) => setImmediate(() => cb(null, true))
+  const results = []
+  for (const make of [multipart, multer]) {
+    const req = new PassThrough()
+    req.headers = { 'content-type': `multipart/form-data; boundary=${B}`, 'transfer-encoding': 'chunked' }
+    const settled = new Promise((resolve) => make({ fileFilter }).any()(req, null, (err) => resolve(err)))
+    req.write(head + 'a')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    req.end('b')
+    assert.ok(await settled)
+    results.push(filesOf(req))
+  }
+  assert.deepEqual(results[0], results[1], 'accepted by a later fileFilter')
+})
+
 test('an exception thrown by next() surfaces to whoever fed the request; it is not the request\'s error', async () => {
   const { req, bytes } = requestOf([field('a', '1')])
   let calls = 0

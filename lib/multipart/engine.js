@@ -411,11 +411,15 @@ class MultipartEngine {
       this.upload = null
     }
     // Memory files whose data was all there stay described, as multer leaves them (their
-    // bytes go with the arena); the one being read when it failed is dropped.
+    // bytes go with the arena). The one being read keeps its { fieldname } placeholder:
+    // multer's memory storage never calls back for a file whose stream errors. Past
+    // fileSize multer drops it.
     for (const state of this.arenaFiles) this.adapter.fileStored(state.token, { ...state.file, size: state.range[1] - state.range[0] })
     this.arenaFiles = []
     const current = this.current
-    if (current !== null && !current.isField && this.arena && current.accepted && current.stream === null && !current.ended && !this.flowing.has(current)) {
+    const cutInMemory = current !== null && !current.isField && this.arena && current.accepted && !current.ended
+    const keepCut = cutInMemory && err.code !== 'LIMIT_FILE_SIZE'
+    if (cutInMemory && !keepCut && current.stream === null && !this.flowing.has(current)) {
       this.adapter.fileDropped(current.token)
     }
     for (const state of this.waiting) this.settleWaiting(state)
@@ -433,7 +437,12 @@ class MultipartEngine {
         this.unhold(state)
         this.flowing.delete(state)
         if (!state.decided) continue // counted down when the filter answers
-        this.settleOne(state)
+        if (state === current && keepCut) {
+          this.pending--
+          this.maybeCleanup()
+        } else {
+          this.settleOne(state)
+        }
       }
     }
     this.releaseAll()
@@ -543,7 +552,11 @@ class MultipartEngine {
           return this.removeLate(storage, req, stored)
         }
         this.touched.push(stored)
-        this.adapter.fileStored(state.token, stored)
+        // A file the failure cut off is removed and never described: its { fieldname }
+        // placeholder stays, as multer leaves it when next(err) runs, but past fileSize
+        // multer drops it.
+        if (!state.stream.truncated) this.adapter.fileStored(state.token, stored)
+        else if (this.failed.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
         if (this.failed !== null) this.maybeCleanup()
         else this.maybeDone()
       }
