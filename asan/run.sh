@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The JS test suite (npm test) against the addon built with AddressSanitizer, loaded into
-# an ordinary Node: every test, its child processes and worker threads run the
-# instrumented native code, and any report fails the run.
+# The JS test suite (npm run test:all) against the addon built with AddressSanitizer,
+# loaded into an ordinary Node: every test, its child processes and worker threads run
+# the instrumented native code, and any report fails the run.
 #
 # Needs: the stable Rust toolchain (RUSTC_BOOTSTRAP unlocks -Zsanitizer on it, as for the
-# Rust tests), x86_64 Linux, a C compiler. Usage: bash asan/run.sh [npm test arguments]
+# Rust tests), x86_64 Linux, a C compiler. Usage: bash asan/run.sh [npm run test:all arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +31,7 @@ objects=$(mktemp -d)
 cc -shared -o "$runtime" "$objects"/*.o -lpthread -ldl -lm -lrt -lstdc++
 rm -rf "$objects"
 
-echo "== npm test with the instrumented addon"
+echo "== npm run test:all with the instrumented addon"
 reports="$out/reports"
 rm -rf "$reports" && mkdir -p "$reports"
 # detect_leaks=0: Node itself does not free everything at exit (the suite checks the
@@ -44,7 +44,7 @@ status=0
 UWS_BODY_NATIVE_PATH="$PWD/$addon" \
 LD_PRELOAD="$PWD/$runtime" \
 ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1:abort_on_error=1:log_path=$PWD/$reports/asan" \
-  npm test -- "$@" || status=$?
+  npm run test:all -- "$@" || status=$?
 
 # Warnings (an allocation the tests make fail on purpose) are shown; errors fail the run.
 if compgen -G "$reports/asan*" > /dev/null; then
@@ -56,5 +56,5 @@ if compgen -G "$reports/asan*" > /dev/null; then
   echo "asan: warnings (no error):"
   cat "$reports"/asan*
 fi
-[ "$status" -eq 0 ] || { echo "asan: npm test failed ($status)" >&2; exit "$status"; }
-echo "asan: npm test passed with the instrumented addon, no report"
+[ "$status" -eq 0 ] || { echo "asan: npm run test:all failed ($status)" >&2; exit "$status"; }
+echo "asan: npm run test:all passed with the instrumented addon, no report"

@@ -1,8 +1,11 @@
 'use strict'
-// The test suite (`npm test`): every file in __test__, one at a time, against one build of
+// The test suite: the files in __test__, one at a time, against one build of
 // uWebSockets.js, then a summary of what ran, what did not and why.
-//   node scripts/run-tests.js [test dir] [--only <prefix>]   (default: the repository's __test__;
-//   --only: the files whose names start with <prefix>, e.g. `--only s3` for npm run test:s3)
+//   node scripts/run-tests.js [test dir] [--all] [--only <prefix>]
+//     (default: the repository's __test__, all but the HEAVY files below: `npm test`;
+//     --all: every file, `npm run test:all`, what CI runs; --only: the files whose names
+//     start with <prefix>, heavy or not, e.g. `--only s3` for npm run test:s3, which then
+//     builds garage with scripts/garage.sh if it is missing, or fails)
 //   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
 // UWS_BODY_TEST_SKIP=<prefix>,...: leave out the files whose names start with these, said
@@ -28,9 +31,24 @@ const { BUILDS, probe, envFor } = require('./test-env/loadable-uws')
 // a worker). A file not named here is taken to need uWS.
 const WITHOUT_UWS = ['accumulator.test.js', 'caps.test.js', 'errors.test.js', 'external-strings.test.js', 'form.test.js', 'gc.test.js', 'loader.test.js', 'multipart-multer-cases.test.js', 'multipart-options.test.js', 'option-names.test.js', 'pool.test.js', 'protocol.test.js', 'v8-memory.test.js']
 
+// The files the everyday `npm test` leaves out (said in its summary), by name prefix: each
+// takes minutes or needs what a first clone lacks. `npm run test:all` runs them, as CI
+// does; so do --only, UWS_BODY_TEST_ONLY and files named. Measured here (2 cores):
+//   early-answer        refused uploads from real clients (node:http, fetch, curl): ~3 min
+//   native-edge-faults  builds the addon with fault injection (cargo): up to ~2.5 min
+//   s3                  a real S3 server (garage: bash scripts/garage.sh): ~3.5 min
+const HEAVY = ['early-answer', 'native-edge-faults', 's3']
+
 const given = process.argv.slice(2)
+const allAt = given.indexOf('--all')
+const all = allAt !== -1
+if (all) given.splice(allAt, 1)
 const onlyAt = given.indexOf('--only')
 const only = onlyAt === -1 ? '' : given.splice(onlyAt, 2)[1] || ''
+if (onlyAt !== -1 && only === '') {
+  console.error('run-tests: --only needs a file name prefix (--only s3)')
+  process.exit(2)
+}
 const named = given.length > 0 && given.every((a) => a.endsWith('.test.js'))
 const dir = named ? path.dirname(path.resolve(given[0])) : path.resolve(given[0] || path.join(__dirname, '..', '__test__'))
 const files = named
@@ -65,10 +83,18 @@ const prefixes = (name) => (process.env[name] || '').split(',').map((p) => p.tri
 const leftOut = prefixes('UWS_BODY_TEST_SKIP')
 const onlyThese = prefixes('UWS_BODY_TEST_ONLY')
 const purposes = [leftOut.length && `UWS_BODY_TEST_SKIP=${leftOut.join(',')}`, onlyThese.length && `UWS_BODY_TEST_ONLY=${onlyThese.join(',')}`].filter(Boolean).join(', ')
-const chosen = files.filter((f) => !leftOut.some((p) => f.startsWith(p)) && (onlyThese.length === 0 || onlyThese.some((p) => f.startsWith(p))))
+// Asked for by name (--only, files named, UWS_BODY_TEST_ONLY): heavy files too.
+const asking = only !== '' || named || onlyThese.length > 0
+const everyday = all || asking ? files : files.filter((f) => !HEAVY.some((p) => f.startsWith(p)))
+const heavyLeftOut = files.filter((f) => !everyday.includes(f))
+const chosen = everyday.filter((f) => !leftOut.some((p) => f.startsWith(p)) && (onlyThese.length === 0 || onlyThese.some((p) => f.startsWith(p))))
 const run = build === null ? chosen.filter((f) => WITHOUT_UWS.includes(f)) : chosen
 const skipped = chosen.filter((f) => !run.includes(f))
-const skippedOnPurpose = files.filter((f) => !chosen.includes(f))
+const skippedOnPurpose = everyday.filter((f) => !chosen.includes(f))
+if (chosen.length === 0) {
+  console.error(`run-tests: no test file in ${dir} is chosen (${[only && `--only ${only}`, purposes].filter(Boolean).join(', ') || 'none found'})`)
+  process.exit(1)
+}
 const uwsLine = build !== null
   ? `uWS ${build} (${BUILDS[build]}@${found.version})`
   : asked === 'none' ? 'no uWS (UWS_BODY_TEST_UWS=none)' : `no uWS build loads (${tried.join('; ')})`
@@ -76,12 +102,29 @@ const uwsLine = build !== null
 const loadLine = require('../__test__/helpers/load').LOAD === 'light' ? ', UWS_BODY_TEST_LOAD=light (fewer tries and files: __test__/helpers/load.js)' : ''
 console.log(`run-tests: ${platform}, ${uwsLine}${loadLine}`)
 if (tried.length && build !== null) console.log(`run-tests: not used: ${tried.join('; ')}`)
+// --only: the files asked for must run; a build of uWS that loads is not one to skip for.
+if (only !== '' && skipped.length) {
+  console.log(`run-tests: --only ${only}: ${skipped.join(' ')} need a uWS build that loads (${tried.join('; ')})`)
+  process.exit(1)
+}
 // The S3 files (s3*.test.js) need garage: said here, and by each skipped test (under CI
-// they fail instead of skipping).
+// they fail instead of skipping). Asked for with --only (npm run test:s3), they run or
+// the run fails: a missing garage is built first (scripts/garage.sh: cached, 6-15 min the
+// first time).
 const s3Files = run.filter((f) => f.startsWith('s3'))
 let s3Line = ''
 if (s3Files.length) {
-  const garage = require('../__test__/helpers/garage').findGarage()
+  const { findGarage } = require('../__test__/helpers/garage')
+  let garage = findGarage()
+  if (!garage.bin && only !== '') {
+    console.log(`run-tests: --only ${only}: ${garage.why}; building it: bash scripts/garage.sh (cached after, 6-15 min the first time)`)
+    const built = spawnSync('bash', [path.join(__dirname, 'garage.sh')], { stdio: ['ignore', 'ignore', 'inherit'] })
+    if (built.status === 0) garage = findGarage()
+    if (!garage.bin) {
+      console.log(`run-tests: --only ${only}: the S3 files need garage 2.x, and bash scripts/garage.sh ${built.status === 0 ? 'ran but it is still not found' : 'failed (it needs cargo: https://rustup.rs)'}; run it, or set UWS_BODY_GARAGE to a garage 2.x binary`)
+      process.exit(1)
+    }
+  }
   s3Line = garage.bin
     ? `S3 tests: garage ${garage.version} (${garage.bin})`
     : `S3 tests (${s3Files.join(' ')}) ${process.env.CI ? 'FAIL' : 'are skipped'}: ${garage.why}`
@@ -133,6 +176,7 @@ const seconds = ((Date.now() - started) / 1000).toFixed(0)
 console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}${loadLine ? ', light load' : ''}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
 if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
 if (skippedOnPurpose.length) console.log(`run-tests: files not run (${purposes}): ${skippedOnPurpose.join(' ')}`)
+if (heavyLeftOut.length) console.log(`run-tests: files not run (the heavy ones: npm run test:all runs every file): ${heavyLeftOut.join(' ')}`)
 if (s3Line) console.log(`run-tests: ${s3Line}`)
 let exit = status
 if (build === null && asked !== 'none' && process.env.CI) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The suite (`npm test`) on every Node and uWS build this project supports, one after the
-# other, then a table of the results:
+# The whole suite (`npm run test:all`: `npm test`'s files and the heavy ones) on every Node
+# and uWS build this project supports, one after the other, then a table of the results:
 #   Node 20           uWS 20.30 fork   this machine (any glibc)
 #   Node 20, 22, 24   uWS 20.57        a Debian 13 root (scripts/trixie.sh: 20.57's
 #                                      binaries need glibc 2.38)
@@ -13,9 +13,9 @@
 # __test__/helpers/load.js: 5 refused uploads per client instead of 20, a form of 20
 # files instead of 50, a single upload of 256 MiB instead of 1 GiB), and two cells leave
 # out what another run of CI already ran on the same stack, each saying so:
-#   20/20.30  only the S3, early-answer and native-edge files: .ci/run's package test ran
-#             the others on this Node and uWS, against the installed release binary (and
-#             native-edge's without its fault-injection tests, which need cargo);
+#   20/20.30  only the S3, early-answer and native-edge* files: .ci/run's package test
+#             ran the others on this Node and uWS, against the installed release binary
+#             (and native-edge-faults without its build, which needs cargo);
 #   20/20.57  all but the S3 and early-answer files, which run on Node 20 in 20/20.30
 #             and on uWS 20.57 in 22/20.57 and 24/20.57.
 # About 20 minutes here under CI.
@@ -38,14 +38,14 @@ for cell in "$@"; do
     esac
   fi
   log=$(mktemp)
-  echo "== npm test: Node $node_major, uWS $uws${load:+ (UWS_BODY_TEST_LOAD=$load)}${skip:+ (UWS_BODY_TEST_SKIP=$skip)}${only:+ (UWS_BODY_TEST_ONLY=$only)}"
+  echo "== npm run test:all: Node $node_major, uWS $uws${load:+ (UWS_BODY_TEST_LOAD=$load)}${skip:+ (UWS_BODY_TEST_SKIP=$skip)}${only:+ (UWS_BODY_TEST_ONLY=$only)}"
   if [ "$uws" = 20.30 ]; then
     PATH="$(dirname "$node_bin"):$PATH" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP=$skip UWS_BODY_TEST_ONLY=$only UWS_BODY_TEST_LOAD=$load \
-      npm test 2>&1 | tee "$log"
+      npm run test:all 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   else
     TRIXIE_PATH="$(dirname "$node_bin"):/usr/local/bin:/usr/bin:/bin" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP=$skip UWS_BODY_TEST_ONLY=$only UWS_BODY_TEST_LOAD=$load \
-      bash scripts/trixie.sh npm test 2>&1 | tee "$log"
+      bash scripts/trixie.sh npm run test:all 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   fi
   [ "$rc" = 0 ] || status=1

@@ -95,4 +95,4 @@ node -e '
 
 echo "== the test suite, against the installed copy"
 cp -r "$repo/__test__" node_modules/uws-body/__test__
-UWS_BODY_TEST_REPO="$repo" node "$repo/scripts/run-tests.js" node_modules/uws-body/__test__
+UWS_BODY_TEST_REPO="$repo" node "$repo/scripts/run-tests.js" --all node_modules/uws-body/__test__

@@ -37,5 +37,5 @@ if [ $# -gt 0 ]; then
   for f in "$@"; do ln -s "$repo/__test__/$f" "$dir/$f"; done
 fi
 start=$(date +%s)
-"$wrapper" scripts/run-tests.js "$dir"
+"$wrapper" scripts/run-tests.js --all "$dir"
 echo "test-qemu-arm64: $(( $(date +%s) - start )) s under qemu"
