@@ -525,20 +525,26 @@ export const multipart: {
  * What the server still reads of a body refused before its end (a limit, a bad
  * encoding, a timeout, a stream destroyed), so that the answer reaches a client still
  * sending it: the rest is dropped, never kept, until it ends, for at most `bytes` more
- * bytes and `timeout` ms. The answer goes out when the body has ended (keep-alive
- * intact); past a bound, with `Connection: close`, reading stopped, and the connection
- * closed 2 s later. `false`: nothing more is read, the answer goes out at once with
- * `Connection: close`.
+ * bytes and `timeout` ms, and only then does the error reach the application (the
+ * promise rejects, the stream errors, next(err) runs). The answer, however it is
+ * written, goes out as any answer when the body has ended (keep-alive intact); past a
+ * bound, as one closing answer (`Connection: close`), reading stopped, and the
+ * connection closed 2 s later. `false`: nothing more is read (past the bound at once).
  */
 export interface LingerOptions {
   /** Bytes, or a string like '64mb'. Default 64 MiB. */
   bytes?: number | string
   /** Milliseconds from the refusal, 0 to 2147483647 (0: none). Default 10000. */
   timeout?: number
+  /**
+   * Deliver the error at the refusal instead of after the rest. An answer written on the
+   * uWS response meanwhile is held and written once the rest is dropped. Default false.
+   */
+  errorAtOnce?: boolean
 }
 
 export interface ReadBodyOptions {
-  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000 }. */
+  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000, errorAtOnce: false }. */
   linger?: LingerOptions | false
 }
 

@@ -8,7 +8,7 @@ const { readMultipart } = require('./lib/multipart/read')
 const { bodyTimeout } = require('./lib/timeout')
 const { tuneGc } = require('./lib/gc')
 const parsers = require('./lib/parsers')
-const { answerError } = require('./lib/linger')
+const { answerError } = require('./lib/answer-error')
 const { multipart, MulterError } = require('./lib/multipart/multer')
 
 /** Native memory held by bodies and by the pool, process-wide (all threads). */
@@ -44,6 +44,6 @@ module.exports = {
   multipart,
   MulterError,
   // Answers a BodyError (or any error) on a bare uWS response so that it reaches a client
-  // still sending the body (lib/linger.js).
+  // still sending the body (lib/answer-error.js, lib/linger.js).
   answerError
 }

@@ -12,12 +12,12 @@ const { parseLinger, Drain, DEFAULT_BYTES, DEFAULT_TIMEOUT } = require('../lib/l
 const { parseOne } = require('./helpers/early-clients')
 
 test('the linger option: defaults, false, bytes as a number or a string, and the program\'s mistakes as TypeErrors', () => {
-  assert.deepEqual(parseLinger(undefined), { bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT })
-  assert.deepEqual(parseLinger(null), { bytes: 64 * 1024 * 1024, timeout: 10000 })
-  assert.deepEqual(parseLinger(false), { bytes: 0, timeout: 0 })
-  assert.deepEqual(parseLinger({ bytes: '4mb' }), { bytes: 4 * 1024 * 1024, timeout: 10000 })
-  assert.deepEqual(parseLinger({ bytes: 0, timeout: 0 }), { bytes: 0, timeout: 0 })
-  assert.deepEqual(parseLinger({ timeout: 2500 }), { bytes: DEFAULT_BYTES, timeout: 2500 })
+  assert.deepEqual(parseLinger(undefined), { bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT, errorAtOnce: false })
+  assert.deepEqual(parseLinger(null), { bytes: 64 * 1024 * 1024, timeout: 10000, errorAtOnce: false })
+  assert.deepEqual(parseLinger(false), { bytes: 0, timeout: 0, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ bytes: '4mb' }), { bytes: 4 * 1024 * 1024, timeout: 10000, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ bytes: 0, timeout: 0 }), { bytes: 0, timeout: 0, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ timeout: 2500 }), { bytes: DEFAULT_BYTES, timeout: 2500, errorAtOnce: false })
   for (const bad of [true, 'yes', 5, { bytes: ' 10kb ' }, { bytes: {} }, { timeout: Infinity }, { timeout: -1 }, { timeout: '10s' }, { timeout: 2 ** 31 }]) {
     assert.throws(() => parseLinger(bad), TypeError, JSON.stringify(bad))
   }
@@ -100,7 +100,7 @@ function post (path, body, headers = '') {
   return `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n${headers}\r\n${body}`
 }
 
-test('answerError\'s answers: status, JSON body with the stable code, nothing internal leaked, your own body and headers; past the bound with Connection: close and a length that counts uWS\'s final CRLF', async (t) => {
+test('answerError\'s answers: status, JSON body with the stable code, nothing internal leaked, your own body and headers; past the bound a closing answer (Connection: close), its body exactly as written', async (t) => {
   const errors = {
     '/body': new BodyError('request entity too large', { status: 413, code: 'ERR_BODY_TOO_LARGE', type: 'entity.too.large' }),
     '/multer': new MulterError('LIMIT_FILE_SIZE', 'avatar'),
@@ -170,9 +170,10 @@ test('answerError\'s answers: status, JSON body with the stable code, nothing in
     t.diagnostic(JSON.stringify(refused.raw))
     assert.equal(refused.status, 413)
     assert.equal(refused.headers.connection, 'close')
-    assert.equal(Number(refused.headers['content-length']), refused.body.length)
-    assert.ok(refused.body.endsWith('\r\n'))
-    assert.deepEqual(JSON.parse(refused.body), { status: 413, code: 'ERR_BODY_TOO_LARGE', message: 'request entity too large' })
+    // uWS ends what writeStatus writes with a CRLF: chunked, that is the last chunk's.
+    assert.equal(refused.headers['transfer-encoding'], 'chunked')
+    assert.equal(refused.body, '{"status":413,"code":"ERR_BODY_TOO_LARGE","message":"request entity too large"}')
+    assert.match(refused.raw, /\r\n0\r\n\r\n$/)
 
     const after = await exchange(port, post('/mistakes', 'abc'))
     assert.equal(after.body, 'after the mistakes')
@@ -182,7 +183,7 @@ test('answerError\'s answers: status, JSON body with the stable code, nothing in
   }
 })
 
-test('answerError does nothing once res.aborted is set, and an application that answers by hand is left alone', async () => {
+test('answerError does nothing once res.aborted is set, and an answer written by hand while the rest is dropped goes out as written', async () => {
   const app = uWS.App()
   let calls = 0
   app.post('/aborted', (res, req) => {
@@ -194,7 +195,7 @@ test('answerError does nothing once res.aborted is set, and an application that 
       res.cork(() => res.end('answered by hand'))
     })
   })
-  // Refused mid-body, answered by hand at once: the drain's timers then find `res` gone.
+  // Refused mid-body past the time bound (100 ms), answered by hand: a closing answer.
   app.post('/by-hand', (res, req) => {
     readBody(res, req, { limit: 4, linger: { bytes: '1mb', timeout: 100 } }).catch((err) => {
       res.cork(() => res.writeStatus(`${err.status} Error`).end('by hand'))
@@ -215,7 +216,8 @@ test('answerError does nothing once res.aborted is set, and an application that 
         setTimeout(() => socket.end(), 300)
       })
     })
-    assert.match(byHand, /^HTTP\/1\.1 413 Error\r\n[\s\S]*by hand$/)
+    assert.match(byHand, /^HTTP\/1\.1 413 Error\r\n/)
+    assert.equal(parseOne(Buffer.from(byHand, 'latin1')).body, 'by hand')
     assert.equal(calls, 2)
   } finally {
     app.close()
@@ -294,6 +296,55 @@ test('answerError refuses a header value it cannot write as sent, on every answe
       assert.equal(r.headers['access-control-allow-origin'], 'https://a.example', name)
       assert.equal(r.headers['x-tab'], 'a\tb ~', name)
     }
+  } finally {
+    app.close()
+  }
+})
+
+test('the error reaches the application once the rest is dropped: at the body\'s end, at the time bound, or at once with errorAtOnce; the answer then goes out whatever wrote it', async () => {
+  const app = uWS.App()
+  const waited = {}
+  for (const [name, linger] of [['/bound', { timeout: 300 }], ['/end', { timeout: 5000 }], ['/once', { timeout: 300, errorAtOnce: true }]]) {
+    app.post(name, (res, req) => {
+      const started = Date.now()
+      readBody(res, req, { limit: 4, linger }).catch((err) => {
+        waited[name] = Date.now() - started
+        res.cork(() => res.writeStatus('413 Payload Too Large').end(err.code))
+      })
+    })
+  }
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve(uWS.us_socket_local_port(token))))
+  // 10 of 100 declared bytes at once; the rest 150 ms later, or never.
+  const send = (path, rest) => new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    let got = Buffer.alloc(0)
+    socket.on('data', (d) => {
+      got = Buffer.concat([got, d])
+      const r = parseOne(got)
+      if (r !== null) {
+        socket.destroy()
+        resolve(r)
+      }
+    })
+    socket.on('error', () => {})
+    socket.on('connect', () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789`)
+      if (rest) setTimeout(() => socket.write('x'.repeat(90)), 150)
+    })
+  })
+  try {
+    const bound = await send('/bound', false)
+    assert.equal(bound.status, 413)
+    assert.equal(bound.body, 'ERR_BODY_TOO_LARGE')
+    assert.equal(bound.headers.connection, 'close')
+    assert.ok(waited['/bound'] >= 280 && waited['/bound'] < 1500, `rejected ${waited['/bound']} ms after the refusal, the time bound 300`)
+    const end = await send('/end', true)
+    assert.equal(end.body, 'ERR_BODY_TOO_LARGE')
+    assert.equal(end.headers.connection, undefined, 'a body that ended keeps its connection')
+    assert.ok(waited['/end'] >= 140 && waited['/end'] < 1500, `rejected ${waited['/end']} ms after the refusal, the rest sent after 150`)
+    const once = await send('/once', false)
+    assert.equal(once.body, 'ERR_BODY_TOO_LARGE')
+    assert.ok(waited['/once'] < 100, `rejected ${waited['/once']} ms after the refusal`)
   } finally {
     app.close()
   }

@@ -8,20 +8,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const uWS = require('uWebSockets.js')
-const { readMultipart } = require('..')
+const { readMultipart, answerError } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
-
-/**
- * Answers a refusal with its status and code, and closes: the rest of the body is not
- * wanted. The message only when the error says a client may see it (a BodyError's is
- * about the request; a disk error's names server paths).
- */
-function refuse (res, err) {
-  if (res.aborted) return // client gone: res must not be touched
-  const message = err.expose ? `: ${err.message}` : ''
-  res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.code}${message}\n`, true))
-}
 
 uWS.App().post('/avatar', (res, req) => {
   // Call synchronously: uWS's req is dead once the handler returns.
@@ -31,7 +20,9 @@ uWS.App().post('/avatar', (res, req) => {
       const photo = files[0]
       res.cork(() => res.end(`${fields.title}: ${photo ? `${photo.originalname}, ${photo.buffer.length} bytes` : 'no photo'}\n`))
     },
-    (err) => refuse(res, err)
+    // Its status and { status, code, message }: the message only for errors a client may
+    // see (a disk error's names server paths).
+    (err) => answerError(res, err)
   )
 }).post('/upload', (res, req) => {
   readMultipart(res, req, { storage: { dest: dir }, limit: '10gb', limits: { files: 20 }, timeout: 3600_000 }).then(
@@ -39,7 +30,7 @@ uWS.App().post('/avatar', (res, req) => {
       if (res.aborted) return
       res.cork(() => res.end(files.map((f) => `${f.originalname} -> ${f.path} (${f.size} bytes)\n`).join('')))
     },
-    (err) => refuse(res, err)
+    (err) => answerError(res, err)
   )
 }).listen('127.0.0.1', 3000, (token) => {
   if (token) console.log(`http://127.0.0.1:3000 (files go to ${dir})`)

@@ -70,7 +70,7 @@ module.exports = { s3Uploads }
 if (require.main === module) {
   const uWS = require('uWebSockets.js')
   const { S3Client } = require('@aws-sdk/client-s3')
-  const { readMultipart } = require('..')
+  const { readMultipart, answerError } = require('..')
   // Path-style addressing: what most S3-compatible stores (garage, MinIO, Ceph) expect. A
   // timeout per request, which the SDK has not by default (docs/s3.md).
   const client = new S3Client({
@@ -90,9 +90,8 @@ if (require.main === module) {
       },
       async (err) => {
         await s3.remove()
-        if (res.aborted) return // client gone: res must not be touched
-        // An S3 error has no `status`: the store failed, not the client.
-        res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.code || err.name}: ${err.message}\n`, true))
+        // An S3 error has no `status`: the store failed, not the client (a 500).
+        answerError(res, err)
       }
     )
   }).listen('127.0.0.1', 3000, (token) => {

@@ -3,7 +3,7 @@
 // Try: curl --data-binary @somefile http://127.0.0.1:3000/
 const crypto = require('node:crypto')
 const uWS = require('uWebSockets.js')
-const { readBody } = require('..')
+const { readBody, answerError } = require('..')
 
 const port = Number(process.env.PORT) || 3000
 
@@ -16,10 +16,9 @@ uWS.App()
         res.cork(() => res.writeHeader('content-type', 'application/json')
           .end(JSON.stringify({ length: body.length, sha256 })))
       },
-      (err) => {
-        if (res.aborted) return // the client is gone; nothing to answer
-        res.cork(() => res.writeStatus(`${err.status} ${err.message}`).end(`${err.type}\n`))
-      }
+      // 413 { status, code, message } for a body over the limit, and so on; nothing once
+      // the client is gone.
+      (err) => answerError(res, err)
     )
   })
   .listen('127.0.0.1', port, (token) => {

@@ -10,7 +10,7 @@ const path = require('node:path')
 const crypto = require('node:crypto')
 const { pipeline } = require('node:stream/promises')
 const uWS = require('uWebSockets.js')
-const { bodyStream } = require('..')
+const { bodyStream, answerError } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
 
@@ -24,10 +24,8 @@ uWS.App().any('/upload', (res, req) => {
     },
     (err) => {
       fs.rm(file, { force: true }, () => {})
-      if (res.aborted) return // client gone: res must not be touched
-      // An error before the body ended: answer and close, or uWS keeps the connection
-      // and reads (and drops) the rest of the body.
-      res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.message}\n`, true))
+      // A client's error as its status and code; a disk error as a 500 that names no path.
+      answerError(res, err)
     }
   )
 }).post('/hash', (res, req) => {
@@ -37,9 +35,7 @@ uWS.App().any('/upload', (res, req) => {
   ;(async () => {
     for await (const chunk of body) hash.update(chunk)
     if (!res.aborted) res.cork(() => res.end(`${hash.digest('hex')}\n`))
-  })().catch((err) => {
-    if (!res.aborted) res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(`${err.message}\n`, true))
-  })
+  })().catch((err) => answerError(res, err))
 }).listen('127.0.0.1', 3000, (token) => {
   if (token) console.log(`uploads go to ${dir}; try: curl -T somefile http://127.0.0.1:3000/upload`)
 })

@@ -2,66 +2,32 @@
 // The rest of a refused body, and the answer that must reach a client still sending it.
 //
 // A body refused before its end (a limit, a bad encoding, a timeout, a consumer that
-// stopped reading) leaves a client that is still sending. Answering it at once loses the
-// answer more often than not (docs/early-answers.md has the measurements): uWS closes a
+// stopped reading) leaves a client that is still sending. An answer written at once is
+// lost more often than not (docs/early-answers.md has the measurements): uWS closes a
 // `Connection: close` request's socket as soon as the answer is written, with the rest of
 // the body unread in the kernel, so the close is a RST and the client's kernel drops the
 // answer it had received; and node:http clients stop writing their body once a complete
-// answer has arrived, so a keep-alive connection hangs until a timeout. Nothing answered
-// early can be bounded afterwards either: uWS.js refuses every use of `res` once it has
-// ended, so neither pause() nor close() is possible while uWS keeps reading the rest for
-// as long as the client sends 16 KiB/s. So every API follows one rule:
+// answer has arrived, so a keep-alive connection hangs until a timeout. So every reader
+// refuses a body through one Refusal (refuse() for bare uWS, beforeNext() for the
+// middleware), which does this:
 //
 //   1. The body's memory goes at once. The rest is read and dropped (counted, never kept)
 //      until the body ends, for at most `linger.bytes` more bytes and `linger.timeout` ms
-//      after the refusal (DEFAULT_BYTES, DEFAULT_TIMEOUT). A declared length whose rest
-//      is over the byte bound is past it at once: nothing is read for nothing.
-//   2. The body ended within the bound: the answer goes out as any answer. The client
-//      has finished sending and reads it; a keep-alive connection stays in step (the
-//      next request starts at the right byte) and a `Connection: close` one is closed
-//      with nothing unread (FIN, not RST).
-//   3. Past the bound: reading stops, the answer goes out with `Connection: close`, and
-//      the connection is closed GRACE_MS later (a client that reads while it sends, as
-//      node:http, fetch, curl and browsers do, has the answer by then).
-//
-// Who writes the answer:
-//   - bare uWS (readBody, readText, bodyStream, readMultipart, and BodyAccumulator users):
-//     the application, with answerError(res, err). The readers register the state of
-//     each body they stop reading (refused() below), so answerError knows what to do;
-//     it writes the answer when the rest has been dropped, or at once if it had.
-//   - Express middleware (the parsers, multipart()): the framework's error handler, so
-//     the middleware calls next(err) only when the rest has been dropped, or past the
-//     bound with `Connection: close` set and reading stopped (beforeNext() below), as
-//     body-parser and multer drain a body before next(err), but bounded.
-//
-// For a reader (this is what multipart's code calls):
-//
-//   Bare uWS. When the reader stops taking a body, before or at its end:
-//     const drain = refused(res, { ended, remaining, linger })
-//       ended      the body's last chunk (isLast) has been seen
-//       remaining  the bytes still to come when the request declared its length
-//                  (content-length minus what was read), else -1
-//       linger     parseLinger(options.linger)
-//     It returns null when `ended`; otherwise a Drain, and from then on the reader's
-//     onData hands it every chunk that still arrives, drain.chunk(chunk, isLast), and
-//     its onAborted calls drain.abort(). The reader must not pause the client after
-//     this (resume it if it had). answerError(res, err) then does the rest.
-//
-//   Middleware. When the middleware refuses a body that has not ended:
-//     const drain = beforeNext(res, controls, { remaining, linger }, proceed)
-//       res        the framework's response (setHeader is used past the bound)
-//       controls   { pause(), close(), holdClose() }: stop reading (uWS's res.pause()
-//                  or the request stream's pause()); close the connection now (uWS's
-//                  res.close() while the response is pending, or req.socket.destroy());
-//                  optional, keep the framework from closing the connection as soon as
-//                  its answer is written (node:http: lib/parsers/source.js)
-//       proceed()  called once: after the body ended, the client went away, or past the
-//                  bound (then the source is paused, `Connection: close` set, and the
-//                  connection closed GRACE_MS later if it is still open); it calls
-//                  next(err)
-//     The middleware feeds drain.chunk(chunk, isLast) and drain.abort() as above.
-const http = require('node:http')
-const { Buffer } = require('node:buffer')
+//      (DEFAULT_BYTES, DEFAULT_TIMEOUT). A declared rest over the byte bound is past it
+//      at once: nothing is read for nothing; so is a body whose deadline passed (its
+//      client is the slow one the deadline is for).
+//   2. The error reaches the application (the promise rejects, the stream errors,
+//      next(err) runs) only then: when the body ended, or the bound passed, or the client
+//      went away. With `linger: { errorAtOnce: true }` it reaches it at once instead.
+//   3. Whatever answer the application writes on a uWS response before the body ended is
+//      held (lib/held-answer.js) and written when it has: a keep-alive connection stays
+//      in step, a `Connection: close` one is closed with nothing unread (FIN, not RST).
+//   4. Past the bound: reading stops, the answer goes out as a closing answer
+//      (`Connection: close`), and the connection is closed GRACE_MS later (a client that
+//      reads while it sends, as node:http, fetch, curl and browsers do, has it by then).
+//      On node:http (Express) the framework writes it: the middleware sets
+//      `Connection: close`, and Node's close after it is made a FIN only (holdClose).
+const { HeldAnswer } = require('./held-answer')
 const { parseLimit, checkNames, describe } = require('./options')
 
 const MIB = 1024 * 1024
@@ -87,16 +53,17 @@ const MAX_TIMEOUT = 0x7fffffff
 
 /**
  * The `linger` option: undefined/null for the defaults, false for none (nothing more is
- * read: the answer goes out at once with `Connection: close`), or { bytes, timeout }
- * (bytes: a number or a string like '64mb'; timeout: ms, 0 to wait for none of it).
+ * read: the answer goes out at once with `Connection: close`), or { bytes, timeout,
+ * errorAtOnce } (bytes: a number or a string like '64mb'; timeout: ms, 0 to wait for none
+ * of it; errorAtOnce: deliver the error before the rest is dropped, default false).
  */
 function parseLinger (value) {
   if (value === undefined || value === null) return DEFAULTS
   if (value === false) return NONE
   if (typeof value !== 'object') {
-    throw new TypeError(`uws-body: linger must be false or { bytes, timeout }, got ${describe(value)}`)
+    throw new TypeError(`uws-body: linger must be false or { bytes, timeout, errorAtOnce }, got ${describe(value)}`)
   }
-  checkNames(value, ['bytes', 'timeout'], 'linger option')
+  checkNames(value, ['bytes', 'timeout', 'errorAtOnce'], 'linger option')
   const bytes = value.bytes === undefined || value.bytes === null ? DEFAULT_BYTES : parseLimit(value.bytes)
   let timeout = DEFAULT_TIMEOUT
   if (value.timeout !== undefined && value.timeout !== null) {
@@ -105,11 +72,13 @@ function parseLinger (value) {
       throw new TypeError(`uws-body: linger.timeout must be a number of milliseconds from 0 to ${MAX_TIMEOUT} (a refused body's rest cannot be waited for forever), got ${typeof timeout === 'number' ? timeout : describe(timeout)}`)
     }
   }
-  return Object.freeze({ bytes, timeout })
+  const errorAtOnce = value.errorAtOnce === undefined || value.errorAtOnce === null ? false : value.errorAtOnce
+  if (typeof errorAtOnce !== 'boolean') throw new TypeError(`uws-body: linger.errorAtOnce must be a boolean, got ${describe(errorAtOnce)}`)
+  return Object.freeze({ bytes, timeout, errorAtOnce })
 }
 
-const DEFAULTS = Object.freeze({ bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT })
-const NONE = Object.freeze({ bytes: 0, timeout: 0 })
+const DEFAULTS = Object.freeze({ bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT, errorAtOnce: false })
+const NONE = Object.freeze({ bytes: 0, timeout: 0, errorAtOnce: false })
 
 // Bytes handed to every drain in this process, also those that arrive after an outcome
 // (what the server had read when it stopped): what the tests check the bounds against.
@@ -194,76 +163,86 @@ function byteLengthOf (chunk) {
   }
 }
 
-// ---- bare uWS ----
-
-// res -> what answerError needs to know about its body: ENDED_BODY, or a UwsLinger.
-const bodies = new WeakMap()
-const ENDED_BODY = { state: ENDED }
-
-// A UwsLinger's states.
-const DRAINING = 0
-const DRAINED = 1 // the body ended; waiting for the answer
-const PAST_BOUND = 2 // reading stopped; waiting for the answer, GRACE_MS at most
-const DONE = 3
+// ---- the refusal ----
 
 /**
- * A bare-uWS body that was refused before its end: drains it, holds the application's
- * answer until it has ended (or the bound passed), then writes it.
+ * A body refused before its end: drains its rest, delivers the error when it may (see the
+ * top of this file) and, on uWS, holds the application's answer until then.
+ *   transport.uws       the uWS HttpResponse whose answer is held, or null (node:http)
+ *   transport.pause()   stop reading the body
+ *   transport.close()   end the connection now
+ *   transport.closing() optional, past the bound before the error is delivered: make the
+ *                       framework's answer a closing one (node:http)
+ *   deliver()           called once: the error may reach the application
  */
-class UwsLinger {
-  constructor (res, bounds, remaining) {
-    this.res = res
-    this.state = DRAINING
-    this.reply = null
+class Refusal {
+  constructor (transport, bounds, remaining, deliver, error) {
+    if (error != null && error.code === 'ERR_BODY_TIMEOUT') remaining = Infinity
+    this.transport = transport
+    this.bounds = bounds
+    this.deliver = once(deliver)
     this.timer = null
-    this.drain = new Drain(bounds, remaining, (outcome) => this.outcome(outcome, bounds), () => this.close())
+    this.closed = false
+    this.held = null
+    const res = transport.uws
+    if (res !== null) {
+      this.held = new HeldAnswer(res, () => this.answered())
+      guarded.set(res, this)
+    }
+    this.drain = new Drain(bounds, remaining, (outcome) => this.outcome(outcome), () => this.close())
+    if (bounds.errorAtOnce) this.deliver()
   }
 
-  outcome (outcome, bounds) {
-    if (this.state === DONE) return
-    if (outcome === ABORTED) return this.done()
+  /** A chunk of the rest; isLast at the end. */
+  chunk (chunk, isLast) {
+    this.drain.chunk(chunk, isLast)
+  }
+
+  /** The client went away. */
+  abort () {
+    this.drain.abort()
+  }
+
+  outcome (outcome) {
+    if (outcome === ABORTED) {
+      this.unguard()
+      this.clearTimer()
+      return this.deliver()
+    }
     if (outcome === ENDED) {
-      this.state = DRAINED
-      if (this.reply !== null) return this.send()
-      // An application that never answers holds the connection no longer than the bound.
-      return this.later(bounds.timeout || GRACE_MS, () => this.close())
+      // Nothing is unread: the answer goes out as any answer, now or when written.
+      if (this.held !== null) {
+        this.unguard()
+        this.held.release()
+        // An application that never answers holds the connection no longer than the bound.
+        if (!this.held.complete) this.later(this.bounds.timeout || GRACE_MS)
+      }
+      return this.deliver()
     }
-    this.state = PAST_BOUND
-    if (!this.use(() => this.res.pause())) return this.done()
-    if (this.reply !== null) return this.send()
-    this.later(GRACE_MS, () => this.close())
+    // Past the bound.
+    this.transport.pause()
+    if (this.transport.closing) this.transport.closing()
+    if (this.held !== null && this.held.complete) this.answered()
+    else this.later(GRACE_MS)
+    this.deliver()
   }
 
-  answer (reply) {
-    if (this.state === DONE || this.reply !== null) return
-    this.reply = reply
-    if (this.state !== DRAINING) this.send()
+  /** Past the bound, the held answer is complete: one closing answer, then the close. */
+  answered () {
+    if (this.drain.outcome !== BOUND || this.closed) return
+    const res = this.transport.uws
+    const head = this.held.closingAnswer()
+    // The whole answer goes out through writeStatus, so that uWS still sees the response
+    // as pending and `res` stays usable for the close() that follows (an end() would
+    // forbid it, and `end(body, true)` closes at once, with a RST). The methods stay
+    // shadowed: nothing more may be written after it.
+    if (!use(res, () => res.cork(() => this.held.writeStatusThrough(head)))) return this.close()
+    this.later(GRACE_MS)
   }
 
-  send () {
+  later (ms) {
     this.clearTimer()
-    const { res, reply } = this
-    if (this.state === DRAINED) {
-      this.done()
-      return this.use(() => res.cork(() => writeAnswer(res, reply)))
-    }
-    // Past the bound: the whole answer goes out through writeStatus, so that uWS still
-    // sees the response as pending and `res` stays usable for the close() that follows
-    // (an end() would forbid it, and `end(body, true)` closes at once, with a RST).
-    if (!this.use(() => res.cork(() => res.writeStatus(closingAnswer(reply))))) return this.done()
-    this.state = PAST_BOUND
-    this.later(GRACE_MS, () => this.close())
-  }
-
-  close () {
-    const res = this.res
-    this.done()
-    this.use(() => res.close())
-  }
-
-  later (ms, fn) {
-    this.clearTimer()
-    this.timer = setTimeout(fn, ms)
+    this.timer = setTimeout(() => this.close(), ms)
     this.timer.unref()
   }
 
@@ -274,167 +253,108 @@ class UwsLinger {
     }
   }
 
-  done () {
-    this.state = DONE
+  close () {
+    if (this.closed) return
+    this.closed = true
     this.clearTimer()
-    if (bodies.get(this.res) === this) bodies.delete(this.res)
+    this.transport.close()
+    this.deliver()
   }
 
-  /**
-   * Runs fn on `res`; false if `res` is gone: uWS.js throws on every use of a response
-   * that was aborted or answered (the application may have answered it itself).
-   */
-  use (fn) {
-    if (this.res.aborted === true) return false
-    try {
-      fn()
-      return true
-    } catch {
-      return false
-    }
+  unguard () {
+    const res = this.transport.uws
+    if (res !== null && guarded.get(res) === this) guarded.delete(res)
+    if (this.held !== null && this.drain.outcome !== BOUND) this.held.restore()
+  }
+}
+
+// uWS responses whose answer a Refusal holds.
+const guarded = new WeakMap()
+
+function once (fn) {
+  let called = false
+  return () => {
+    if (called) return
+    called = true
+    fn()
   }
 }
 
 /**
- * A bare-uWS reader stops taking the body of `res` (see the top of this file). Returns
- * the Drain to feed, or null when the body had ended.
+ * Runs fn on `res`; false if `res` is gone: uWS.js throws on every use of a response
+ * that was aborted or answered.
  */
-function refused (res, { ended, remaining = -1, linger = DEFAULTS }) {
+function use (res, fn) {
+  if (res.aborted === true) return false
+  try {
+    fn()
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A bare uWS response as a Refusal's transport. */
+function uwsTransport (res) {
+  return {
+    uws: res,
+    pause () { use(res, () => res.pause()) },
+    close () { use(res, () => res.close()) }
+  }
+}
+
+/**
+ * A bare-uWS reader stops taking the body of `res`, at its end (`ended`) or before it:
+ * `remaining` is what is still to come of a declared length (else -1), `linger`
+ * parseLinger's bounds, `error` the reason (a timeout is past the bound at once). deliver() is called once, when the error may reach the
+ * application: at once if the body ended (then this returns null), else when the rest
+ * is dropped (see the top of this file). Until then the reader's onData hands every chunk
+ * that still arrives to the returned Refusal, refusal.chunk(chunk, isLast), and its
+ * onAborted calls refusal.abort(). The reader must not pause the client after this
+ * (resume it if it had).
+ */
+function refuse (res, { ended, remaining = -1, linger = DEFAULTS, error = null }, deliver) {
   if (ended) {
-    bodies.set(res, ENDED_BODY)
+    deliver()
     return null
   }
-  const state = new UwsLinger(res, linger, remaining)
-  bodies.set(res, state)
-  return state.drain
-}
-
-// ---- answers ----
-
-// A header field name (RFC 9110 token) and value. A value is visible ASCII, space and tab
-// only: uWS's writeHeader sends a string as UTF-8 and the closing answer's head is one
-// latin1 Buffer, so any other character would go out as different bytes on the two paths
-// (and latin1 keeps only a character's low byte: U+010A would be a LF).
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-const SAFE_VALUE = /^[\t\x20-\x7e]*$/
-// What may appear as an error's `code` in an answer.
-const CODE = /^[A-Za-z0-9_.-]{1,64}$/
-
-/**
- * Answers `error` on the uWS response `res`, by the rules at the top of this file:
- * status from error.status (400-599, else 500), a short JSON body
- * { status, code, message } (code and message only for errors meant for the client:
- * `expose`, or any status under 500), or options.body / options.contentType.
- * options.headers: more headers. options.bodyEnded, options.linger: for a body that
- * uws-body does not read (BodyAccumulator): whether its last chunk was seen (default
- * true), and, when not, the bounds for the rest, which answerError then reads itself
- * (its onData replaces the caller's). Does nothing once `res.aborted` is set.
- */
-const ANSWER_OPTIONS = ['body', 'contentType', 'headers', 'bodyEnded', 'linger']
-
-function answerError (res, error, options) {
-  if (res === null || typeof res !== 'object' || typeof res.writeStatus !== 'function' || typeof res.onData !== 'function') {
-    throw new TypeError(`uws-body: answerError(res, error) needs a uWS HttpResponse, got ${describe(res)}`)
-  }
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw new TypeError(`uws-body: answerError options must be an object, got ${describe(options)}`)
-  }
-  const o = options || {}
-  checkNames(o, ANSWER_OPTIONS, 'answerError option')
-  const reply = replyOf(error, o)
-  if (res.aborted === true) return
-  let known = bodies.get(res)
-  if (known === undefined && o.bodyEnded === false) {
-    // The caller's body, refused before its end: its rest is read here.
-    const drain = refused(res, { ended: false, linger: parseLinger(o.linger) })
-    known = bodies.get(res)
-    res.onData((chunk, isLast) => drain.chunk(chunk, isLast))
-  }
-  if (known === undefined || known === ENDED_BODY) {
-    if (known === ENDED_BODY) bodies.delete(res)
-    return res.cork(() => writeAnswer(res, reply))
-  }
-  known.answer(reply)
-}
-
-/** { status, statusText, contentType, body (Buffer), headers: [[name, value]] } for error and options. */
-function replyOf (error, o) {
-  const e = error !== null && typeof error === 'object' ? error : {}
-  let status = e.status !== undefined ? e.status : e.statusCode
-  if (!Number.isInteger(status) || status < 400 || status > 599) status = 500
-  const exposed = typeof e.expose === 'boolean' ? e.expose : status < 500
-  const statusText = http.STATUS_CODES[status] || 'Error'
-  let body = o.body
-  let contentType = o.contentType
-  if (body === undefined || body === null) {
-    const code = exposed && typeof e.code === 'string' && CODE.test(e.code) ? e.code : status >= 500 ? 'ERR_INTERNAL' : undefined
-    const message = exposed && typeof e.message === 'string' && e.message !== '' ? e.message : statusText
-    body = Buffer.from(JSON.stringify({ status, code, message }))
-    if (contentType === undefined) contentType = 'application/json; charset=utf-8'
-  } else if (typeof body === 'string') {
-    body = Buffer.from(body)
-    if (contentType === undefined) contentType = 'text/plain; charset=utf-8'
-  } else if (!Buffer.isBuffer(body)) {
-    throw new TypeError(`uws-body: answerError options.body must be a string or a Buffer, got ${describe(body)}`)
-  }
-  const headers = []
-  if (contentType !== undefined) headers.push(['content-type', contentType])
-  if (o.headers !== undefined && o.headers !== null) {
-    if (typeof o.headers !== 'object') throw new TypeError(`uws-body: answerError options.headers must be an object, got ${describe(o.headers)}`)
-    for (const name of Object.keys(o.headers)) headers.push([name, String(o.headers[name])])
-  }
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase()
-    if (!TOKEN.test(name) || !SAFE_VALUE.test(value) || lower === 'content-length' || lower === 'connection' || lower === 'transfer-encoding') {
-      throw new TypeError(`uws-body: answerError cannot send the header ${JSON.stringify(name)}: ${JSON.stringify(value)} (a name is an RFC 9110 token, a value visible ASCII, space and tab; content-length, connection and transfer-encoding are answerError's own)`)
-    }
-  }
-  return { status, statusText, body, headers }
-}
-
-function writeAnswer (res, reply) {
-  res.writeStatus(`${reply.status} ${reply.statusText}`)
-  for (const [name, value] of reply.headers) res.writeHeader(name, value)
-  res.end(reply.body)
+  return new Refusal(uwsTransport(res), linger, remaining, deliver, error)
 }
 
 /**
- * The whole closing answer as the argument of writeStatus, which uWS sends as
- * "HTTP/1.1 " + it + "\r\n": that final CRLF is the body's last two bytes, and counted
- * in its content-length.
+ * A middleware refuses a body that has not ended: returns the Refusal to feed (chunk,
+ * abort) as refuse() does; proceed() is called once, when next(err) may run.
+ *   res        the framework's response (setHeader is used past the bound, node:http)
+ *   controls   { pause(), close(), uws?, holdClose? }: stop reading (uWS's res.pause()
+ *              or the request stream's pause()); close the connection now; the uWS
+ *              response, under ultimate-express, whose answer is held; node:http, keep
+ *              the framework from closing the connection as soon as its answer is written
+ *              (lib/parsers/source.js)
  */
-function closingAnswer (reply) {
-  let head = `${reply.status} ${reply.statusText}\r\n`
-  for (const [name, value] of reply.headers) head += `${name}: ${value}\r\n`
-  head += `connection: close\r\ncontent-length: ${reply.body.length + 2}\r\n\r\n`
-  return Buffer.concat([Buffer.from(head, 'latin1'), reply.body])
+function beforeNext (res, controls, { remaining = -1, linger = DEFAULTS, error = null }, proceed) {
+  // On uWS the Refusal pauses and closes the response itself: the framework's own checks
+  // (ultimate-express's res.finished) say it is answered once its answer is held.
+  const transport = controls.uws
+    ? uwsTransport(controls.uws)
+    : { uws: null, pause: () => controls.pause(), close: () => controls.close(), closing: () => closingOnNode(res, controls) }
+  return new Refusal(transport, linger, remaining, proceed, error)
 }
 
-// ---- middleware ----
-
-/**
- * A middleware refused a body that has not ended (see the top of this file): returns the
- * Drain to feed; proceed() is called once when next(err) may run.
- */
-function beforeNext (res, controls, { remaining = -1, linger = DEFAULTS }, proceed) {
-  const close = () => controls.close()
-  return new Drain(linger, remaining, (outcome) => {
-    if (outcome === BOUND) {
-      controls.pause()
-      if (typeof controls.holdClose === 'function') controls.holdClose()
-      // The client is told the connection ends with this answer, and a framework that
-      // waits for the request to end before answering (Express's finalhandler) or an
-      // application that never answers cannot hold it past GRACE_MS.
-      if (res !== null && typeof res === 'object' && !res.headersSent && typeof res.setHeader === 'function') {
-        try {
-          res.setHeader('Connection', 'close')
-        } catch {}
-      }
-      setTimeout(close, GRACE_MS).unref()
-    }
-    proceed()
-  }, close)
+// Past the bound on node:http: the client is told the connection ends with this answer,
+// and its close is a FIN only; the Refusal's timer closes it GRACE_MS later, so a
+// framework that waits for the request to end before answering (Express's finalhandler),
+// or an application that never answers, cannot hold it longer.
+function closingOnNode (res, controls) {
+  if (typeof controls.holdClose === 'function') controls.holdClose()
+  if (res !== null && typeof res === 'object' && !res.headersSent && typeof res.setHeader === 'function') {
+    try {
+      res.setHeader('Connection', 'close')
+    } catch {}
+  }
 }
+
+/** The Refusal holding the answer of `res`, or undefined. */
+const refusalOf = (res) => guarded.get(res)
 
 module.exports = {
   DEFAULT_BYTES,
@@ -442,10 +362,12 @@ module.exports = {
   GRACE_MS,
   OVERRUN,
   Drain,
+  Refusal,
   byteLengthOf,
   parseLinger,
-  refused,
+  refuse,
   beforeNext,
-  answerError,
+  refusalOf,
+  uwsTransport,
   droppedBytes: () => droppedTotal
 }

@@ -18,8 +18,8 @@ const linger = require('./linger')
  * attached before then. It owns `res.onAborted`; when the client goes away it sets
  * `res.aborted = true`, calls `options.onAborted` and rejects with a 400
  * `request.aborted` BodyError, after which `res` must not be used.
- * A body refused before its end is then read and dropped up to `options.linger`'s bounds
- * (lib/linger.js): answer it with answerError(res, err), which waits for that.
+ * A body refused before its end is read and dropped up to `options.linger`'s bounds
+ * before the promise rejects (lib/linger.js), so any answer then reaches the client.
  */
 function readBody (res, req, options) {
   return read(res, req, options, finishBuffer, READ_BODY)
@@ -61,7 +61,7 @@ function read (res, req, options, finish, known, asText = false) {
   return new Promise((resolve, reject) => {
     let settled = false
     // Once the body is refused before its end: where the rest of it goes (lib/linger.js).
-    let drain = null
+    let refusal = null
     const deadline = deadlineOf(timeout)
     const settle = (error, body) => {
       if (settled) return
@@ -72,35 +72,36 @@ function read (res, req, options, finish, known, asText = false) {
     res.onAborted(() => {
       res.aborted = true
       accumulator.abort()
-      if (drain !== null) drain.abort()
+      if (refusal !== null) refusal.abort()
       settle(accumulator.error)
       if (onAborted) onAborted()
     })
     // A body rejected up front (length over the limit, bad length, unsupported encoding)
     // still gets its onData handler: the rest is dropped there.
     if (accumulator.error !== null) {
-      drain = refuse(res, accumulator, bodyOpts, bounds, false)
-      settle(accumulator.error)
+      const error = accumulator.error
+      refusal = refuse(res, accumulator, bodyOpts, bounds, false, error, () => settle(error))
     }
     res.onData((chunk, isLast) => {
-      if (drain !== null) return drain.chunk(chunk, isLast)
+      if (refusal !== null) return refusal.chunk(chunk, isLast)
       if (settled) return
       if (passed(deadline)) {
         const error = errors.timedOut(timeout, accumulator.received)
-        drain = refuse(res, accumulator, bodyOpts, bounds, isLast)
-        return settle(error)
+        refusal = refuse(res, accumulator, bodyOpts, bounds, isLast, error, () => settle(error))
+        return
       }
       if (!accumulator.push(chunk)) {
-        drain = refuse(res, accumulator, bodyOpts, bounds, isLast)
-        return settle(accumulator.error)
+        const error = accumulator.error
+        refusal = refuse(res, accumulator, bodyOpts, bounds, isLast, error, () => settle(error))
+        return
       }
       if (isLast) {
         let body
         try {
           body = finish(accumulator)
         } catch (error) {
-          drain = refuse(res, accumulator, bodyOpts, bounds, true)
-          return settle(error)
+          refuse(res, accumulator, bodyOpts, bounds, true, error, () => settle(error))
+          return
         }
         settle(null, body)
       }
@@ -110,15 +111,16 @@ function read (res, req, options, finish, known, asText = false) {
 
 /**
  * Refuses a body: its memory goes now; the rest, if the body has not ended, goes to the
- * returned drain (lib/linger.js), which drops it as it comes.
+ * returned refusal (lib/linger.js), which drops it as it comes and calls deliver() when
+ * the error may reach the application.
  */
-function refuse (res, accumulator, bodyOpts, bounds, ended) {
+function refuse (res, accumulator, bodyOpts, bounds, ended, error, deliver) {
   // What is left of a declared length (parsed again only here, off the path of bodies that
   // are read): a rest known to pass the bound is not waited for.
   const expected = ended ? -1 : parseContentLength(bodyOpts.contentLength)
   const remaining = expected >= 0 ? expected - accumulator.received : -1
   accumulator.abort()
-  return linger.refused(res, { ended, remaining, linger: bounds })
+  return linger.refuse(res, { ended, remaining, linger: bounds, error }, deliver)
 }
 
 function bodyOptions (req, options) {

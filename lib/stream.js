@@ -89,7 +89,7 @@ class BodyStream extends Readable {
     this._bounds = bounds
     this._lastSeen = false
     this._stopped = false
-    this._drain = null
+    this._refusal = null
     this._handle = null
     this._encoded = !isIdentity(encoding)
     this._slab = null
@@ -110,31 +110,30 @@ class BodyStream extends Readable {
 
     res.onAborted(() => {
       res.aborted = true
-      if (this._drain !== null) this._drain.abort()
+      if (this._refusal !== null) this._refusal.abort()
       if (this._handle !== null) {
         this._async.runInAsyncScope(this._fail, this, errors.aborted(expected >= 0 ? expected : UNKNOWN, this._receivedBytes))
       }
       if (onAborted !== undefined) onAborted()
     })
     if (expected === INVALID) {
-      this._release()
-      process.nextTick(() => this.destroy(errors.bodyError('ERR_BODY_INVALID_LENGTH', {})))
+      const error = errors.bodyError('ERR_BODY_INVALID_LENGTH', {})
+      this._release(() => process.nextTick(() => this.destroy(error)), error)
     } else {
       this._handle = native.streamCreate(expected, limit === Infinity ? Number.MAX_SAFE_INTEGER : limit, encoding, inflate)
       const refused = native.streamError(this._handle)
       if (refused !== null) {
-        // Refused before any byte: 'error' on the next tick (listeners are not attached
-        // yet), and the handler may answer at once.
+        // Refused before any byte: 'error' once the rest is dropped, and never before the
+        // next tick (listeners are not attached yet).
         const error = errors.bodyError(refused.code, refused)
-        this._release()
-        process.nextTick(() => this.destroy(error))
+        this._release(() => process.nextTick(() => this.destroy(error)), error)
       }
     }
     // Attached whatever happened above: bytes that arrive for a refused or destroyed
-    // stream go to its drain, which drops them (and keeps the connection in step).
+    // stream go to its refusal, which drops them (and keeps the connection in step).
     res.onData((chunk, isLast) => {
       if (this._handle === null) {
-        if (this._drain !== null) this._drain.chunk(chunk, isLast)
+        if (this._refusal !== null) this._refusal.chunk(chunk, isLast)
         return
       }
       if (isLast) this._lastSeen = true
@@ -248,25 +247,27 @@ class BodyStream extends Readable {
 
   _fail (error) {
     if (this._handle === null) return
-    this._release()
-    this.destroy(error)
+    this._release(() => this.destroy(error), error)
   }
 
   // Frees the native stream and the timer; a body not read to its end is handed to a
-  // drain (lib/linger.js), and the client resumed if it was paused, so that uWS reads
-  // and drops the rest: answerError(res, err) answers once that is done.
-  _release () {
+  // refusal (lib/linger.js), and the client resumed if it was paused, so that uWS reads
+  // and drops the rest; deliver() (the stream's error) runs once that is done.
+  _release (deliver = noop, error = null) {
     if (this._handle !== null) {
       native.streamAbort(this._handle)
       this._handle = null
     }
     if (!this._stopped) {
       this._stopped = true
-      if (!this._res.aborted) {
+      if (this._res.aborted) deliver()
+      else {
         const ended = this._lastSeen
         const remaining = !ended && this._expected >= 0 ? this._expected - this._receivedBytes : -1
-        this._drain = linger.refused(this._res, { ended, remaining, linger: this._bounds })
+        this._refusal = linger.refuse(this._res, { ended, remaining, linger: this._bounds, error }, deliver)
       }
+    } else {
+      deliver()
     }
     if (this._async !== null) {
       this._async.emitDestroy()
@@ -282,5 +283,7 @@ class BodyStream extends Readable {
     callback(error)
   }
 }
+
+function noop () {}
 
 module.exports = { bodyStream }

@@ -99,10 +99,18 @@ function parseResponse (raw, method, withHeaders) {
   const head = raw.subarray(0, end).toString('latin1').split('\r\n')
   const status = Number(head[0].split(' ')[1])
   const lengthLine = head.find((l) => /^content-length:/i.test(l))
-  // A HEAD answer's content-length describes the GET answer; no body follows it.
-  const length = lengthLine && method !== 'HEAD' ? Number(lengthLine.split(':')[1]) : 0
-  if (raw.length < end + 4 + length) return null
-  const response = { status, body: raw.subarray(end + 4, end + 4 + length).toString() }
+  let body
+  if (!lengthLine && method !== 'HEAD' && head.some((l) => /^transfer-encoding: *chunked/i.test(l))) {
+    // A chunked answer (a closing answer past a refused body's bound, lib/held-answer.js).
+    body = unchunk(raw, end + 4)
+    if (body === null) return null
+  } else {
+    // A HEAD answer's content-length describes the GET answer; no body follows it.
+    const length = lengthLine && method !== 'HEAD' ? Number(lengthLine.split(':')[1]) : 0
+    if (raw.length < end + 4 + length) return null
+    body = raw.subarray(end + 4, end + 4 + length)
+  }
+  const response = { status, body: body.toString() }
   if (withHeaders) {
     response.headers = {}
     for (const line of head.slice(1)) {
@@ -111,6 +119,20 @@ function parseResponse (raw, method, withHeaders) {
     }
   }
   return response
+}
+
+/** A chunked body from `at`, or null while incomplete. */
+function unchunk (raw, at) {
+  const parts = []
+  for (;;) {
+    const lineEnd = raw.indexOf('\r\n', at)
+    if (lineEnd < 0) return null
+    const size = parseInt(raw.subarray(at, lineEnd).toString('latin1'), 16)
+    if (raw.length < lineEnd + 2 + size + 2) return null
+    if (size === 0) return Buffer.concat(parts)
+    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size))
+    at = lineEnd + 2 + size + 2
+  }
 }
 
 module.exports = { request, bodyOf, sha256, sleep }

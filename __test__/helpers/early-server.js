@@ -4,7 +4,10 @@
 // which hides the race these tests are about (a client still writing while the server
 // answers and closes). Three apps, each refusing bodies over `limit` on every route:
 //   bare uWS        /readBody /readText /bodyStream /accumulator (README's
-//                   BodyAccumulator pattern) /readMultipart, all answered with answerError
+//                   BodyAccumulator pattern) /readMultipart, all answered with answerError;
+//                   /plain/* and /closing/* the same readers answered by hand
+//                   (writeStatus().end(body), end(body, true)); /headOnly/readBody with
+//                   endWithoutBody()
 //   ultimate-express /json /raw /text /urlencoded (uws-body's parsers, type '*/*')
 //                   /multipart (multipart().any())
 //   Express          the same routes, on node:http
@@ -17,6 +20,7 @@
 // server read, lib/linger.js), counters } as JSON.
 // argv[2]: JSON { limit, linger } (linger: the option passed to every API).
 const crypto = require('node:crypto')
+const http = require('node:http')
 const { Writable, pipeline } = require('node:stream')
 const uWS = require('uWebSockets.js')
 const express = require('express')
@@ -87,6 +91,44 @@ function bare () {
     const headers = { 'content-type': FORM, 'content-length': req.getHeader('content-length') }
     answer(res, uwsBody.readMultipart(res, headers, { limit, linger }).then(() => Buffer.alloc(0)))
   })
+  // The same readers answered the way most uWS code does, by hand: /plain/* with
+  // writeStatus().end(body), /closing/* with end(body, true) (uWS closes the connection).
+  const byHand = (close) => (res, err) => {
+    if (err.code === 'ECONNABORTED') counts.aborted++
+    else counts.refused++
+    if (!res.aborted) res.cork(() => res.writeStatus(`${err.status} ${http.STATUS_CODES[err.status]}`).end(JSON.stringify({ status: err.status, code: err.code }), close))
+  }
+  for (const [prefix, refuse] of [['plain', byHand(false)], ['closing', byHand(true)]]) {
+    const answerByHand = (res, promise) => promise.then(
+      (body) => {
+        counts.ok++
+        if (!res.aborted) res.cork(() => res.end(digest(Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'))))
+      },
+      (err) => refuse(res, err)
+    )
+    app.post(`/${prefix}/readBody`, (res, req) => answerByHand(res, uwsBody.readBody(res, req, { limit, linger })))
+    app.post(`/${prefix}/readText`, (res, req) => answerByHand(res, uwsBody.readText(res, req, { limit, linger })))
+    app.post(`/${prefix}/bodyStream`, (res, req) => {
+      let length = 0
+      const sink = new Writable({ write (chunk, encoding, callback) { length += chunk.length; callback() } })
+      pipeline(uwsBody.bodyStream(res, req, { limit, linger }), sink, (err) => {
+        if (err) return refuse(res, err)
+        counts.ok++
+        if (!res.aborted) res.cork(() => res.end(String(length)))
+      })
+    })
+    app.post(`/${prefix}/readMultipart`, (res, req) => {
+      const headers = { 'content-type': FORM, 'content-length': req.getHeader('content-length') }
+      answerByHand(res, uwsBody.readMultipart(res, headers, { limit, linger }).then(() => Buffer.alloc(0)))
+    })
+  }
+  // No body at all: endWithoutBody.
+  app.post('/headOnly/readBody', (res, req) => uwsBody.readBody(res, req, { limit, linger }).then(
+    () => { if (!res.aborted) res.cork(() => res.end('ok')) },
+    (err) => {
+      counts.refused++
+      if (!res.aborted) res.cork(() => res.writeStatus('413 Payload Too Large').writeHeader('x-code', err.code).endWithoutBody())
+    }))
   app.get('/next', (res) => res.end('next'))
   app.get('/stats', (res) => {
     res.onAborted(() => { res.aborted = true })

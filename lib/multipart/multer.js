@@ -222,7 +222,7 @@ class MulterRequest {
     const remaining = this.expected >= 0 ? this.expected - received : -1
     // (The engine resumed the source if it had paused it. Never resume otherwise: uWS's
     // resume() without a pause() before it restores no events, and the socket goes deaf.)
-    this.drain = linger.beforeNext(this.res, this.controls, { remaining, linger: this.bounds }, () => this.next(err))
+    this.drain = linger.beforeNext(this.res, this.controls, { remaining, linger: this.bounds, error: err }, () => this.next(err))
   }
 }
 

@@ -106,8 +106,8 @@ function readMultipart (res, req, options) {
 
 /**
  * What uWS's handlers reach: the body's way in, to the engine, and once the form is
- * refused before the body's end, to the drain of its rest (lib/linger.js), so that
- * answerError(res, err) reaches a client still sending it. It is also the engine's
+ * refused before the body's end, to the refusal of its rest (lib/linger.js), so that
+ * the answer reaches a client still sending it. It is also the engine's
  * source (pause, resume).
  */
 class Intake {
@@ -138,11 +138,14 @@ class Intake {
   pause () { if (!this.res.aborted) this.res.pause() }
   resume () { if (!this.res.aborted) this.res.resume() }
 
-  /** The form is refused: the rest of the body, if it has not ended, is dropped. */
-  refused () {
-    if (this.lastSeen || this.res.aborted) return
+  /**
+   * The form is refused: the rest of the body, if it has not ended, is dropped, and then
+   * deliver() (the rejection) runs.
+   */
+  refused (error, deliver) {
+    if (this.lastSeen || this.res.aborted) return deliver()
     const remaining = this.expected >= 0 ? this.expected - this.engine.received : -1
-    this.drain = linger.refused(this.res, { ended: false, remaining, linger: this.bounds })
+    this.drain = linger.refuse(this.res, { ended: false, remaining, linger: this.bounds, error }, deliver)
   }
 }
 
@@ -187,9 +190,9 @@ class Result {
 
   fail (err) {
     const reject = this.reject
-    this.intake.refused()
+    const intake = this.intake
     this.end()
-    reject(err)
+    intake.refused(err, () => reject(err))
   }
 
   end () {

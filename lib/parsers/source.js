@@ -124,7 +124,7 @@ function readInto (source, req, res, options, done) {
     const received = acc.received
     acc.abort()
     if (ended || controls === null) return settle(error)
-    drain = lingerBeforeNext(req, res, controls, options.linger, received, () => settle(error))
+    drain = lingerBeforeNext(req, res, controls, options.linger, received, error, () => settle(error))
   }
   const onChunk = (chunk, isLast) => {
     if (drain !== null) return drain.chunk(chunk, isLast)
@@ -152,10 +152,10 @@ function readInto (source, req, res, options, done) {
 }
 
 /** The drain of a refused body's rest (lib/linger.js beforeNext), for a body read from `req`. */
-function lingerBeforeNext (req, res, controls, bounds, received, proceed) {
+function lingerBeforeNext (req, res, controls, bounds, received, error, proceed) {
   const expected = parseContentLength(req.headers['content-length'])
   const remaining = expected >= 0 ? expected - received : -1
-  return linger.beforeNext(res, controls, { remaining, linger: bounds }, proceed)
+  return linger.beforeNext(res, controls, { remaining, linger: bounds, error }, proceed)
 }
 
 /**
@@ -169,7 +169,7 @@ function discard (source, req, res, bounds, proceed) {
     chunk (chunk, isLast) { if (drain !== null) drain.chunk(chunk, isLast) },
     abort () { if (drain !== null) drain.abort() }
   })
-  drain = lingerBeforeNext(req, res, controls, bounds, 0, proceed)
+  drain = lingerBeforeNext(req, res, controls, bounds, 0, null, proceed)
 }
 
 const EMPTY = new Uint8Array(0)
@@ -181,10 +181,12 @@ const EMPTY = new Uint8Array(0)
  *                                   uWS takes it back when the handler returns) or a
  *                                   Buffer from the request stream; isLast once, at the end
  *   handlers.abort()                the client went away before the end
- * Returns { pause(), resume(), close() }: uWS's res.pause()/resume() (uWS stops reading
- * the socket, TCP slows the sender), or the request stream's; close() ends the
- * connection (uWS's res.close(), or the socket's destroy()). None touches a response uWS
- * has already reported gone or that was answered (uWS.js forbids any use of it then).
+ * Returns { uws, pause(), resume(), close() }: the uWS response under ultimate-express
+ * (else null), whose answer a refusal holds (lib/linger.js); uWS's res.pause()/resume()
+ * (uWS stops reading the socket, TCP slows the sender), or the request stream's; close()
+ * ends the connection (uWS's res.close(), or the socket's destroy()). None touches a
+ * response uWS has already reported gone or that was answered (uWS.js forbids any use of
+ * it then).
  */
 function readChunks (source, req, res, handlers) {
   if (source === UWS) {
@@ -192,6 +194,7 @@ function readChunks (source, req, res, handlers) {
     const uwsResponse = req._res
     const gone = () => req.res.aborted === true || req.res.finished === true
     const controls = {
+      uws: uwsResponse,
       pause () { if (!gone()) uwsResponse.pause() },
       resume () { if (!gone()) uwsResponse.resume() },
       close () { if (!gone()) uwsResponse.close() }
@@ -230,6 +233,7 @@ function readChunks (source, req, res, handlers) {
   // (a PassThrough in its place has no `complete`).
   if (source === NODE_STREAM) req.on('close', () => { if (!ended && !req.complete) handlers.abort() })
   return {
+    uws: source === ULTIMATE_STREAM ? req._res : null,
     pause () { req.pause() },
     resume () { req.resume() },
     close,

@@ -1,0 +1,92 @@
+'use strict'
+// answerError(res, err): the one formatter of an error's answer on a bare uWS response.
+// When it is written does not matter: on a body that is still arriving, the refusal
+// holds it until the rest is dropped (lib/linger.js).
+const http = require('node:http')
+const { Buffer } = require('node:buffer')
+const { checkNames, describe } = require('./options')
+const linger = require('./linger')
+
+// A header field name (RFC 9110 token) and value. A value is visible ASCII, space and tab
+// only: the bytes that go out are then the same whichever path writes the head (uWS's
+// writeHeader, or a closing answer), and no character can stand for a CR or LF
+// (latin1 keeps only a character's low byte: U+010A would be a LF).
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const SAFE_VALUE = /^[\t\x20-\x7e]*$/
+// What may appear as an error's `code` in an answer.
+const CODE = /^[A-Za-z0-9_.-]{1,64}$/
+
+/**
+ * Answers `error` on the uWS response `res`: status from error.status (400-599, else
+ * 500), a short JSON body { status, code, message } (code and message only for errors
+ * meant for the client: `expose`, or any status under 500), or options.body /
+ * options.contentType. options.headers: more headers. options.bodyEnded, options.linger:
+ * for a body that uws-body does not read (BodyAccumulator): whether its last chunk was
+ * seen (default true), and, when not, the bounds for the rest, which answerError then
+ * reads itself (its onData replaces the caller's). Does nothing once `res.aborted` is set.
+ */
+const ANSWER_OPTIONS = ['body', 'contentType', 'headers', 'bodyEnded', 'linger']
+
+function answerError (res, error, options) {
+  if (res === null || typeof res !== 'object' || typeof res.writeStatus !== 'function' || typeof res.onData !== 'function') {
+    throw new TypeError(`uws-body: answerError(res, error) needs a uWS HttpResponse, got ${describe(res)}`)
+  }
+  if (options !== undefined && options !== null && typeof options !== 'object') {
+    throw new TypeError(`uws-body: answerError options must be an object, got ${describe(options)}`)
+  }
+  const o = options || {}
+  checkNames(o, ANSWER_OPTIONS, 'answerError option')
+  const reply = replyOf(error, o)
+  if (res.aborted === true) return
+  if (o.bodyEnded === false && linger.refusalOf(res) === undefined) {
+    // The caller's body, refused before its end: its rest is read here.
+    const refusal = new linger.Refusal(linger.uwsTransport(res), linger.parseLinger(o.linger), -1, noop)
+    res.onData((chunk, isLast) => refusal.chunk(chunk, isLast))
+  }
+  res.cork(() => writeAnswer(res, reply))
+}
+
+function noop () {}
+
+/** { status, statusText, contentType, body (Buffer), headers: [[name, value]] } for error and options. */
+function replyOf (error, o) {
+  const e = error !== null && typeof error === 'object' ? error : {}
+  let status = e.status !== undefined ? e.status : e.statusCode
+  if (!Number.isInteger(status) || status < 400 || status > 599) status = 500
+  const exposed = typeof e.expose === 'boolean' ? e.expose : status < 500
+  const statusText = http.STATUS_CODES[status] || 'Error'
+  let body = o.body
+  let contentType = o.contentType
+  if (body === undefined || body === null) {
+    const code = exposed && typeof e.code === 'string' && CODE.test(e.code) ? e.code : status >= 500 ? 'ERR_INTERNAL' : undefined
+    const message = exposed && typeof e.message === 'string' && e.message !== '' ? e.message : statusText
+    body = Buffer.from(JSON.stringify({ status, code, message }))
+    if (contentType === undefined) contentType = 'application/json; charset=utf-8'
+  } else if (typeof body === 'string') {
+    body = Buffer.from(body)
+    if (contentType === undefined) contentType = 'text/plain; charset=utf-8'
+  } else if (!Buffer.isBuffer(body)) {
+    throw new TypeError(`uws-body: answerError options.body must be a string or a Buffer, got ${describe(body)}`)
+  }
+  const headers = []
+  if (contentType !== undefined) headers.push(['content-type', contentType])
+  if (o.headers !== undefined && o.headers !== null) {
+    if (typeof o.headers !== 'object') throw new TypeError(`uws-body: answerError options.headers must be an object, got ${describe(o.headers)}`)
+    for (const name of Object.keys(o.headers)) headers.push([name, String(o.headers[name])])
+  }
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase()
+    if (!TOKEN.test(name) || !SAFE_VALUE.test(value) || lower === 'content-length' || lower === 'connection' || lower === 'transfer-encoding') {
+      throw new TypeError(`uws-body: answerError cannot send the header ${JSON.stringify(name)}: ${JSON.stringify(value)} (a name is an RFC 9110 token, a value visible ASCII, space and tab; content-length, connection and transfer-encoding are answerError's own)`)
+    }
+  }
+  return { status, statusText, body, headers }
+}
+
+function writeAnswer (res, reply) {
+  res.writeStatus(`${reply.status} ${reply.statusText}`)
+  for (const [name, value] of reply.headers) res.writeHeader(name, value)
+  res.end(reply.body)
+}
+
+module.exports = { answerError }
