@@ -11,6 +11,7 @@ const uWS = require('uWebSockets.js')
 const { readMultipart, answerError } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
+const port = Number(process.env.PORT) || 3000
 
 uWS.App().post('/avatar', (res, req) => {
   // Call synchronously: uWS's req is dead once the handler returns.
@@ -32,6 +33,6 @@ uWS.App().post('/avatar', (res, req) => {
     },
     (err) => answerError(res, err)
   )
-}).listen('127.0.0.1', 3000, (token) => {
-  if (token) console.log(`http://127.0.0.1:3000 (files go to ${dir})`)
+}).listen('127.0.0.1', port, (token) => {
+  if (token) console.log(`http://127.0.0.1:${uWS.us_socket_local_port(token)} (files go to ${dir})`)
 })

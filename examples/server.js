@@ -23,5 +23,5 @@ uWS.App()
   })
   .listen('127.0.0.1', port, (token) => {
     if (!token) throw new Error(`cannot listen on 127.0.0.1:${port}`)
-    console.log(`uws-body example on http://127.0.0.1:${port}/ (POST a body)`)
+    console.log(`uws-body example on http://127.0.0.1:${uWS.us_socket_local_port(token)}/ (POST a body)`)
   })

@@ -13,6 +13,7 @@ const uWS = require('uWebSockets.js')
 const { bodyStream, answerError } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
+const port = Number(process.env.PORT) || 3000
 
 uWS.App().any('/upload', (res, req) => {
   const file = path.join(dir, crypto.randomUUID())
@@ -36,6 +37,6 @@ uWS.App().any('/upload', (res, req) => {
     for await (const chunk of body) hash.update(chunk)
     if (!res.aborted) res.cork(() => res.end(`${hash.digest('hex')}\n`))
   })().catch((err) => answerError(res, err))
-}).listen('127.0.0.1', 3000, (token) => {
-  if (token) console.log(`uploads go to ${dir}; try: curl -T somefile http://127.0.0.1:3000/upload`)
+}).listen('127.0.0.1', port, (token) => {
+  if (token) console.log(`uploads go to ${dir}; try: curl -T somefile http://127.0.0.1:${uWS.us_socket_local_port(token)}/upload`)
 })

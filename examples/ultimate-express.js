@@ -15,4 +15,4 @@ app.post('/upload', raw({ type: '*/*', limit: '64mb' }), (req, res) => res.send(
 app.use((err, req, res, next) => res.status(err.status || 500).json({ error: err.expose ? err.type || err.message : 'internal error', code: err.code }))
 
 const port = Number(process.env.PORT) || 3000
-app.listen(port, '127.0.0.1', () => console.log(`uws-body + ultimate-express on http://127.0.0.1:${port}/`))
+app.listen(port, '127.0.0.1', () => console.log(`uws-body + ultimate-express on http://127.0.0.1:${app.port}/`))
