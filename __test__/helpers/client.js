@@ -3,6 +3,7 @@
 // so tests decide exactly how the body reaches uWS.
 const net = require('node:net')
 const crypto = require('node:crypto')
+const { unchunk } = require('./early-clients')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -102,8 +103,9 @@ function parseResponse (raw, method, withHeaders) {
   let body
   if (!lengthLine && method !== 'HEAD' && head.some((l) => /^transfer-encoding: *chunked/i.test(l))) {
     // A chunked answer (a closing answer past a refused body's bound, lib/held-answer.js).
-    body = unchunk(raw, end + 4)
-    if (body === null) return null
+    const chunked = unchunk(raw, end + 4)
+    if (chunked === null) return null
+    body = chunked.body
   } else {
     // A HEAD answer's content-length describes the GET answer; no body follows it.
     const length = lengthLine && method !== 'HEAD' ? Number(lengthLine.split(':')[1]) : 0
@@ -119,20 +121,6 @@ function parseResponse (raw, method, withHeaders) {
     }
   }
   return response
-}
-
-/** A chunked body from `at`, or null while incomplete. */
-function unchunk (raw, at) {
-  const parts = []
-  for (;;) {
-    const lineEnd = raw.indexOf('\r\n', at)
-    if (lineEnd < 0) return null
-    const size = parseInt(raw.subarray(at, lineEnd).toString('latin1'), 16)
-    if (raw.length < lineEnd + 2 + size + 2) return null
-    if (size === 0) return Buffer.concat(parts)
-    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size))
-    at = lineEnd + 2 + size + 2
-  }
 }
 
 module.exports = { request, bodyOf, sha256, sleep }

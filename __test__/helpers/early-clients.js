@@ -239,7 +239,7 @@ function parseOne (buf) {
     const colon = line.indexOf(':')
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
   }
-  let at = end + 4
+  const at = end + 4
   if (status === 100) return { status, headers, body: '', used: at }
   if (headers['content-length'] !== undefined) {
     const length = Number(headers['content-length'])
@@ -247,18 +247,24 @@ function parseOne (buf) {
     return { status, headers, body: buf.subarray(at, at + length).toString(), used: at + length }
   }
   if (/chunked/i.test(headers['transfer-encoding'] || '')) {
-    const parts = []
-    for (;;) {
-      const lineEnd = buf.indexOf('\r\n', at)
-      if (lineEnd < 0) return null
-      const size = parseInt(buf.subarray(at, lineEnd).toString('latin1'), 16)
-      if (buf.length < lineEnd + 2 + size + 2) return null
-      if (size === 0) return { status, headers, body: Buffer.concat(parts).toString(), used: lineEnd + 4 }
-      parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size))
-      at = lineEnd + 2 + size + 2
-    }
+    const chunked = unchunk(buf, at)
+    return chunked === null ? null : { status, headers, body: chunked.body.toString(), used: chunked.used }
   }
   return null // until the connection closes: not parsed here
 }
 
-module.exports = { client, curlPath, parseOne }
+/** A chunked body from `at`: { body, used } (the bytes up to its end), or null while incomplete. */
+function unchunk (buf, at) {
+  const parts = []
+  for (;;) {
+    const lineEnd = buf.indexOf('\r\n', at)
+    if (lineEnd < 0) return null
+    const size = parseInt(buf.subarray(at, lineEnd).toString('latin1'), 16)
+    if (buf.length < lineEnd + 2 + size + 2) return null
+    if (size === 0) return { body: Buffer.concat(parts), used: lineEnd + 4 }
+    parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size))
+    at = lineEnd + 2 + size + 2
+  }
+}
+
+module.exports = { client, curlPath, parseOne, unchunk }
