@@ -8,16 +8,16 @@ const assert = require('node:assert/strict')
 const net = require('node:net')
 const uWS = require('uWebSockets.js')
 const { readBody, answerError, BodyError, MulterError } = require('..')
-const { parseLinger, Drain, DEFAULT_BYTES, DEFAULT_TIMEOUT } = require('../lib/linger')
+const { parseLinger, Drain, LINGER_BYTES, LINGER_TIMEOUT } = require('../lib/linger')
 const { parseOne } = require('./helpers/early-clients')
 
 test('the linger option: defaults, false, bytes as a number or a string, and the program\'s mistakes as TypeErrors', () => {
-  assert.deepEqual(parseLinger(undefined), { bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT, errorAtOnce: false })
+  assert.deepEqual(parseLinger(undefined), { bytes: LINGER_BYTES, timeout: LINGER_TIMEOUT, errorAtOnce: false })
   assert.deepEqual(parseLinger(null), { bytes: 64 * 1024 * 1024, timeout: 10000, errorAtOnce: false })
   assert.deepEqual(parseLinger(false), { bytes: 0, timeout: 0, errorAtOnce: false })
   assert.deepEqual(parseLinger({ bytes: '4mb' }), { bytes: 4 * 1024 * 1024, timeout: 10000, errorAtOnce: false })
   assert.deepEqual(parseLinger({ bytes: 0, timeout: 0 }), { bytes: 0, timeout: 0, errorAtOnce: false })
-  assert.deepEqual(parseLinger({ timeout: 2500 }), { bytes: DEFAULT_BYTES, timeout: 2500, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ timeout: 2500 }), { bytes: LINGER_BYTES, timeout: 2500, errorAtOnce: false })
   for (const bad of [true, 'yes', 5, { bytes: ' 10kb ' }, { bytes: {} }, { timeout: Infinity }, { timeout: -1 }, { timeout: '10s' }, { timeout: 2 ** 31 }]) {
     assert.throws(() => parseLinger(bad), TypeError, JSON.stringify(bad))
   }

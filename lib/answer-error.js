@@ -4,7 +4,7 @@
 // holds it until the rest is dropped (lib/linger.js).
 const http = require('node:http')
 const { Buffer } = require('node:buffer')
-const { checkNames, describe } = require('./options')
+const { checkNames, checkResponse, describe } = require('./options')
 const linger = require('./linger')
 
 // A header field name (RFC 9110 token) and value. A value is visible ASCII, space and tab
@@ -28,9 +28,7 @@ const CODE = /^[A-Za-z0-9_.-]{1,64}$/
 const ANSWER_OPTIONS = ['body', 'contentType', 'headers', 'bodyEnded', 'linger']
 
 function answerError (res, error, options) {
-  if (res === null || typeof res !== 'object' || typeof res.writeStatus !== 'function' || typeof res.onData !== 'function') {
-    throw new TypeError(`uws-body: answerError(res, error) needs a uWS HttpResponse, got ${describe(res)}`)
-  }
+  checkResponse(res, 'answerError(res, error)', ['writeStatus', 'onData'])
   if (options !== undefined && options !== null && typeof options !== 'object') {
     throw new TypeError(`uws-body: answerError options must be an object, got ${describe(options)}`)
   }

@@ -13,7 +13,7 @@
 //
 //   1. The body's memory goes at once. The rest is read and dropped (counted, never kept)
 //      until the body ends, for at most `linger.bytes` more bytes and `linger.timeout` ms
-//      (DEFAULT_BYTES, DEFAULT_TIMEOUT). A declared rest over the byte bound is past it
+//      (LINGER_BYTES, LINGER_TIMEOUT). A declared rest over the byte bound is past it
 //      at once: nothing is read for nothing; so is a body whose deadline passed (its
 //      client is the slow one the deadline is for).
 //   2. The error reaches the application (the promise rejects, the stream errors,
@@ -28,18 +28,17 @@
 //      On node:http (Express) the framework writes it: the middleware sets
 //      `Connection: close`, and Node's close after it is made a FIN only (holdClose).
 const { HeldAnswer } = require('./held-answer')
-const { parseLimit, checkNames, describe } = require('./options')
+const { MIB, parseLimit, checkNames, describe } = require('./options')
 
-const MIB = 1024 * 1024
 // What the server reads of a refused body before giving up on it. Dropping costs uWS
 // ~120-160 us of server CPU per MiB here (docs/early-answers.md), so 64 MiB is ~10 ms:
 // less than reading a 10 MB body, for a client that pays for every byte it sends. It
 // covers an upload a few times over any usual limit, which then gets its answer cleanly.
-const DEFAULT_BYTES = 64 * MIB
+const LINGER_BYTES = 64 * MIB
 // How long after the refusal the rest may take: upstream uWS's own idle timeout (10 s;
 // the 20.57 build tested here has 30 s), so a refused request holds its connection no
 // longer than an idle one is kept. A client sending 6.4 MB/s finishes 64 MiB within it.
-const DEFAULT_TIMEOUT = 10000
+const LINGER_TIMEOUT = 10000
 // After a closing answer, how long the client has to read it before the connection
 // closes: several round trips on any link, for ~200 bytes.
 const GRACE_MS = 2000
@@ -64,8 +63,8 @@ function parseLinger (value) {
     throw new TypeError(`uws-body: linger must be false or { bytes, timeout, errorAtOnce }, got ${describe(value)}`)
   }
   checkNames(value, ['bytes', 'timeout', 'errorAtOnce'], 'linger option')
-  const bytes = value.bytes === undefined || value.bytes === null ? DEFAULT_BYTES : parseLimit(value.bytes)
-  let timeout = DEFAULT_TIMEOUT
+  const bytes = value.bytes === undefined || value.bytes === null ? LINGER_BYTES : parseLimit(value.bytes)
+  let timeout = LINGER_TIMEOUT
   if (value.timeout !== undefined && value.timeout !== null) {
     timeout = value.timeout
     if (typeof timeout !== 'number' || !(timeout >= 0 && timeout <= MAX_TIMEOUT)) {
@@ -77,7 +76,7 @@ function parseLinger (value) {
   return Object.freeze({ bytes, timeout, errorAtOnce })
 }
 
-const DEFAULTS = Object.freeze({ bytes: DEFAULT_BYTES, timeout: DEFAULT_TIMEOUT, errorAtOnce: false })
+const DEFAULTS = Object.freeze({ bytes: LINGER_BYTES, timeout: LINGER_TIMEOUT, errorAtOnce: false })
 const NONE = Object.freeze({ bytes: 0, timeout: 0, errorAtOnce: false })
 
 // Bytes handed to every drain in this process, also those that arrive after an outcome
@@ -357,8 +356,8 @@ function closingOnNode (res, controls) {
 const refusalOf = (res) => guarded.get(res)
 
 module.exports = {
-  DEFAULT_BYTES,
-  DEFAULT_TIMEOUT,
+  LINGER_BYTES,
+  LINGER_TIMEOUT,
   GRACE_MS,
   OVERRUN,
   Drain,

@@ -3,8 +3,14 @@
 // content-length *value* comes from the client: it becomes the body's 400 error.
 const bytes = require('bytes')
 
-const DEFAULT_LIMIT = 100 * 1024
-const DEFAULT_MAX_PREALLOCATED = 1024 * 1024
+const KIB = 1024
+const MIB = 1024 * KIB
+const DEFAULT_LIMIT = 100 * KIB
+const DEFAULT_MAX_PREALLOCATED = MIB
+// The streams' mark (bodyStream, multipart's file streams). Node 20's default (16 KiB)
+// would pause the client after almost every uWS chunk (up to 512 KiB): each pause and
+// resume is a system call (epoll_ctl) in uWS.
+const DEFAULT_HIGH_WATER_MARK = 512 * KIB
 
 // Parsing '100kb' costs a regex; options are usually one object per route, so a handful
 // of distinct strings covers a whole app.
@@ -146,7 +152,31 @@ function describe (value) {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value
 }
 
+/** The highWaterMark option: a non-negative number, default DEFAULT_HIGH_WATER_MARK. */
+function parseHighWaterMark (value) {
+  if (value === undefined || value === null) return DEFAULT_HIGH_WATER_MARK
+  if (typeof value !== 'number' || !(value >= 0)) {
+    throw new TypeError(`uws-body: highWaterMark must be a non-negative number, got ${describe(value)}`)
+  }
+  return value
+}
+
+/**
+ * Throws the TypeError for a `res` that is not a uWS HttpResponse with `methods`, named
+ * as `call` (readBody(res, req)...).
+ */
+function checkResponse (res, call, methods) {
+  if (res !== null && typeof res === 'object' && methods.every((m) => typeof res[m] === 'function')) return
+  const extra = methods.includes('pause') ? ' (with pause and resume)' : ''
+  throw new TypeError(`uws-body: ${call} needs a uWS HttpResponse${extra}, got ${describe(res)}`)
+}
+
 module.exports = {
+  KIB,
+  MIB,
+  DEFAULT_HIGH_WATER_MARK,
+  parseHighWaterMark,
+  checkResponse,
   DEFAULT_LIMIT,
   DEFAULT_MAX_PREALLOCATED,
   UNKNOWN,

@@ -1,7 +1,7 @@
 'use strict'
 const { Buffer } = require('node:buffer')
 const { BodyAccumulator, AS_TEXT } = require('./accumulator')
-const { describe, parseContentLength, checkKnown } = require('./options')
+const { describe, parseContentLength, checkKnown, checkResponse } = require('./options')
 const { bindOnce } = require('./async-context')
 const errors = require('./errors')
 const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
@@ -42,9 +42,7 @@ function readText (res, req, options) {
 const finishBuffer = (accumulator) => accumulator.finish()
 
 function read (res, req, options, finish, known, asText = false) {
-  if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function') {
-    throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpResponse, got ${describe(res)}`)
-  }
+  checkResponse(res, 'readBody(res, req)', ['onData', 'onAborted'])
   if (options !== null && typeof options === 'object') checkKnown(options, known, known === READ_TEXT ? 'readText option' : 'readBody option')
   let onAborted = options !== null && typeof options === 'object' ? options.onAborted : undefined
   if (onAborted !== undefined && typeof onAborted !== 'function') {

@@ -24,10 +24,13 @@ const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { bodyOptions } = require('./read-body')
-const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, isIdentity, checkKnown, describe, UNKNOWN, INVALID } = require('./options')
+const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
 const { bindOnce } = require('./async-context')
 const linger = require('./linger')
+
+// What bodyStream needs of `res`.
+const PAUSABLE = ['onData', 'onAborted', 'pause', 'resume']
 
 // Decoded bytes are written into slabs of this size and pushed as views of them, so that
 // a small decoded piece pins no more than its share of one slab (the pieces of a slab are
@@ -35,9 +38,6 @@ const linger = require('./linger')
 const SLAB = 128 * 1024
 // A new slab is started when less room than this is left in the current one.
 const MIN_ROOM = 8 * 1024
-// Node 20's default (16 KiB) would pause the client after almost every uWS chunk (which
-// is up to 512 KiB): each pause and resume is a system call (epoll_ctl) in uWS.
-const DEFAULT_HIGH_WATER_MARK = 512 * 1024
 // Read only, never written: stands in for an empty view the addon refuses.
 const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
@@ -50,10 +50,7 @@ const STREAM_OPTIONS = new Set(['limit', 'inflate', 'timeout', 'highWaterMark', 
  * Call it synchronously in the route handler. It owns res.onData and res.onAborted.
  */
 function bodyStream (res, req, options) {
-  if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function' ||
-      typeof res.pause !== 'function' || typeof res.resume !== 'function') {
-    throw new TypeError(`uws-body: bodyStream(res, req) needs a uWS HttpResponse (with pause and resume), got ${describe(res)}`)
-  }
+  checkResponse(res, 'bodyStream(res, req)', PAUSABLE)
   const { contentLength, contentEncoding } = bodyOptions(req, options)
   const o = options || {}
   checkKnown(o, STREAM_OPTIONS, 'bodyStream option')
@@ -65,10 +62,7 @@ function bodyStream (res, req, options) {
   // No deadline unless asked for: a stream pins no body memory while it waits, and how
   // long a large upload may legitimately take is the application's call.
   const timeout = parseTimeout(o.timeout, 0)
-  const highWaterMark = o.highWaterMark === undefined || o.highWaterMark === null ? DEFAULT_HIGH_WATER_MARK : o.highWaterMark
-  if (typeof highWaterMark !== 'number' || !(highWaterMark >= 0)) {
-    throw new TypeError(`uws-body: highWaterMark must be a non-negative number, got ${describe(highWaterMark)}`)
-  }
+  const highWaterMark = parseHighWaterMark(o.highWaterMark)
   let onAborted = o.onAborted
   if (onAborted !== undefined && typeof onAborted !== 'function') {
     throw new TypeError('uws-body: options.onAborted must be a function')

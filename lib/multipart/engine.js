@@ -50,11 +50,6 @@ const STORAGE_GRACE = 5000
 // side and a large one finishes before the next one starts. 50 files of 10 MiB into a
 // slow object store otherwise put hundreds of MiB in its buffers.
 const FINISHING_MAX = 8
-const KIB = 1024
-const MIB = 1024 * KIB
-// The arena's first allocation: the declared length up to this. Above it the arena grows
-// as data arrives, so a client that declares a huge body and sends none pins this much.
-const DEFAULT_MAX_PREALLOCATED = 16 * MIB
 
 /**
  * options (./options.js commonOptions, shared by the requests of one configuration): {
@@ -122,7 +117,7 @@ class MultipartEngine {
     const expected = this.contentLength
     if (expected > o.limit) return this.refuse(errors.tooLarge(o.limit, expected, 0))
     const encoded = this.contentEncoding !== null
-    const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated ?? DEFAULT_MAX_PREALLOCATED) : 0
+    const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated) : 0
     const decodedLimit = o.limit === Infinity ? Number.MAX_SAFE_INTEGER : o.limit
     const upload = MultipartUpload.create(String(this.contentType), nativeLimits(this.limits), preallocate,
       encoded ? -1 : expected, this.contentEncoding, decodedLimit, this)

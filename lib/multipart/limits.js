@@ -3,10 +3,7 @@
 // names and defaults (busboy's names; its defaults, and Node's for a header block), one
 // check. Each limit is the most allowed, inclusive: `fileSize: 10` accepts a 10-byte file
 // (multer 2's meaning; busboy alone trips on reaching the value).
-const { checkNames, describe } = require('../options')
-
-const KIB = 1024
-const MIB = 1024 * KIB
+const { MIB, KIB, checkNames, describe } = require('../options')
 
 const DEFAULTS = Object.freeze({
   fieldNameSize: Infinity, // bytes of a name as sent

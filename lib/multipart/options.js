@@ -3,12 +3,9 @@
 // type or value is a TypeError when the options are read (the program's mistake).
 const { MemoryStorage } = require('./storage')
 const { paramDecoder } = require('./names')
-const { parseLimit, parseMaxPreallocated, describe } = require('../options')
+const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, describe } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
 const { parseLinger } = require('../linger')
-
-const KIB = 1024
-const MIB = 1024 * KIB
 
 // Memory storage holds every file until the promise settles: without a bound any client
 // could make the process hold what it likes. 64 MiB is an upload of a few photos or
@@ -16,7 +13,6 @@ const MIB = 1024 * KIB
 // Streamed storage holds at most highWaterMark of file data, so it has no limit by
 // default (as bodyStream); its fields, which are held, get this same bound.
 const DEFAULT_MEMORY_LIMIT = 64 * MIB
-const DEFAULT_HIGH_WATER_MARK = 512 * KIB
 
 /**
  * The engine's options from the application's: `limit` (bytes of the body as sent, and
@@ -29,10 +25,7 @@ function commonOptions (o, storage) {
   const limit = o.limit === undefined || o.limit === null ? (memory ? DEFAULT_MEMORY_LIMIT : Infinity) : parseLimit(o.limit)
   // A buffered form (memory) gets readBody's deadline; a streamed one bodyStream's (none).
   const timeout = parseTimeout(o.timeout, memory ? DEFAULT_TIMEOUT : 0)
-  const highWaterMark = o.highWaterMark === undefined || o.highWaterMark === null ? DEFAULT_HIGH_WATER_MARK : o.highWaterMark
-  if (typeof highWaterMark !== 'number' || !(highWaterMark >= 0)) {
-    throw new TypeError(`uws-body: highWaterMark must be a non-negative number, got ${describe(highWaterMark)}`)
-  }
+  const highWaterMark = parseHighWaterMark(o.highWaterMark)
   const preservePath = o.preservePath === undefined || o.preservePath === null ? false : o.preservePath
   if (typeof preservePath !== 'boolean') throw new TypeError(`uws-body: preservePath must be a boolean, got ${describe(preservePath)}`)
   return {
@@ -49,4 +42,4 @@ function commonOptions (o, storage) {
   }
 }
 
-module.exports = { commonOptions, DEFAULT_MEMORY_LIMIT, DEFAULT_HIGH_WATER_MARK }
+module.exports = { commonOptions, DEFAULT_MEMORY_LIMIT }

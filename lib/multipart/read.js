@@ -15,7 +15,7 @@ const { MemoryStorage, DiskStorage, WritableStorage } = require('./storage')
 const { parseLimits } = require('./limits')
 const { commonOptions } = require('./options')
 const errors = require('../errors')
-const { parseContentLength, checkNames, describe, INVALID } = require('../options')
+const { parseContentLength, checkNames, checkResponse, describe, INVALID } = require('../options')
 const { bindOnce } = require('../async-context')
 const linger = require('../linger')
 const { keepShape } = require('./shapes')
@@ -46,10 +46,7 @@ function headerOf (req, name) {
  * multer's codes) for what the client sent or did, or with the storage's own error.
  */
 function readMultipart (res, req, options) {
-  if (res === null || typeof res !== 'object' || typeof res.onData !== 'function' || typeof res.onAborted !== 'function' ||
-      typeof res.pause !== 'function' || typeof res.resume !== 'function') {
-    throw new TypeError(`uws-body: readMultipart(res, req) needs a uWS HttpResponse (with pause and resume), got ${describe(res)}`)
-  }
+  checkResponse(res, 'readMultipart(res, req)', ['onData', 'onAborted', 'pause', 'resume'])
   if (options !== undefined && options !== null && typeof options !== 'object') {
     throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
   }
