@@ -8,9 +8,10 @@
 
 use std::cell::Cell;
 
+// `env` is `sys::napi_env` (raw.rs's `Env` is an alias of it): raw.rs calls this module,
+// so this module does not import from raw.rs.
 use napi::sys;
 
-use super::raw::Env;
 use crate::core::ledger;
 
 thread_local! {
@@ -24,7 +25,7 @@ thread_local! {
 ///
 /// # Safety
 /// `env` must be a live env of the calling thread.
-pub unsafe fn report(env: Env) {
+pub unsafe fn report(env: sys::napi_env) {
     let change = ledger::take_unreported();
     if change == 0 {
         return;

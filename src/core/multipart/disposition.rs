@@ -2,8 +2,9 @@
 //! `Content-Transfer-Encoding` say, resolved as busboy 1.6 resolves them.
 
 use super::error::{HeaderProblem, MultipartError};
+use super::grammar::is_token;
 use super::headers::Values;
-use super::params::{content_type, is_token, params, Value};
+use super::params::{content_type, params, Value};
 
 /// How a name's bytes are to be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,13 +9,8 @@
 //! the end.
 
 use super::error::{HeaderProblem, MultipartError};
+use super::grammar::{is_token, is_value};
 use super::limits::{Limit, Limits};
-use super::params::is_token;
-
-/// A byte a header value may hold: tab, visible ASCII and bytes from 0x80.
-pub(super) fn is_value(b: u8) -> bool {
-    b == b'\t' || b >= b' ' && b != 0x7f
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {

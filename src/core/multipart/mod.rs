@@ -69,6 +69,7 @@ mod boundary;
 mod decoding;
 mod disposition;
 mod error;
+mod grammar;
 mod headers;
 mod limits;
 mod params;

@@ -16,12 +16,7 @@
 
 use std::borrow::Cow;
 
-use super::headers::is_value;
-
-/// RFC 7230 `tchar`.
-pub(super) fn is_token(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
+use super::grammar::{is_token, is_value};
 
 /// `qdtext` and what may follow a backslash: tab, visible ASCII but `"` and `\`, and
 /// every byte from 0x80 (obs-text).
