@@ -65,6 +65,20 @@ test('strict json refuses primitives with body-parser\'s message (V8\'s own, as 
   }
 })
 
+test('a parse failure is body-parser\'s SyntaxError, with the stable code ERR_BODY_PARSE', async () => {
+  const failure = (lib, body, options) => new Promise((resolve) => {
+    const server = http.createServer((req, res) => lib.json(options)(req, res, (err) => { res.end(); server.close(); resolve(err) }))
+    server.listen(0, '127.0.0.1', () => request(server.address().port, { headers: JSON_TYPE, body: Buffer.from(body) }))
+  })
+  for (const [body, options] of [['{nope', {}], ['true', {}], ['{"a":1}', { reviver: () => { throw new Error('no') } }]]) {
+    const [theirs, ours] = [await failure(bodyParser, body, options), await failure(uwsBody, body, options)]
+    assert.equal(ours.constructor, theirs.constructor, body)
+    assert.deepEqual([ours.message, ours.status, ours.statusCode, ours.type, ours.expose, ours.body], [theirs.message, theirs.status, theirs.statusCode, theirs.type, theirs.expose, theirs.body], body)
+    assert.equal(theirs.code, undefined)
+    assert.equal(ours.code, 'ERR_BODY_PARSE', body)
+  }
+})
+
 test('inflate: false refuses every encoding with body-parser\'s message', async () => {
   const server = await startServer()
   try {

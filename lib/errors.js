@@ -39,6 +39,9 @@ const KINDS = {
   ERR_BODY_CHARSET_UNSUPPORTED: [415, 'charset.unsupported', (f) => `unsupported charset "${f.charset.toUpperCase()}"`],
   ERR_BODY_PARAMETERS_TOO_MANY: [413, 'parameters.too.many', () => 'too many parameters'],
   ERR_BODY_DEPTH_EXCEEDED: [400, 'querystring.parse.rangeError', () => 'The input exceeded the depth'],
+  // Given to body-parser's own parse failure (lib/parsers/read.js), which stays V8's
+  // SyntaxError with its message: not made from this row but for the code's tests.
+  ERR_BODY_PARSE: [400, 'entity.parse.failed', () => 'the body could not be parsed'],
   // multipart/form-data (src/core/multipart/error.rs): the limits keep multer's codes
   // and messages, so a MulterError can be made from any of them.
   ERR_MULTIPART_CONTENT_TYPE: [415, 'multipart.unsupported', () => 'unsupported content type: multipart/form-data expected'],

@@ -148,7 +148,11 @@ function createParser (options, spec) {
       try {
         req.body = spec.parse(body, charset)
       } catch (thrown) {
-        return fail(asHttpError(thrown, 400, 'entity.parse.failed', body))
+        const err = asHttpError(thrown, 400, 'entity.parse.failed', body)
+        // body-parser's error as it makes it (V8's SyntaxError, its message), with the
+        // stable code every other client error has.
+        if (err.code === undefined) err.code = 'ERR_BODY_PARSE'
+        return fail(err)
       }
       next()
     }))
