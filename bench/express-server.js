@@ -6,6 +6,12 @@
 //   floor    ultimate-express whose middleware only counts the body's bytes (from uWS's
 //            onData, the cheapest way uEx lets a handler go on after the body) and parses
 //            nothing: what the framework costs a request without any body reader
+//   memcpy   the floor plus one memcpy of each chunk into memory faulted in but out of
+//            cache (a 128 MiB ring), handed on as a view of it: the least a raw body
+//            costs, with nothing for V8 to collect
+//   copy     the floor plus the plainest JS reader, Buffer.allocUnsafe(content-length) and
+//            set(): what a kept Buffer costs a server without uws-body
+// GET /stats also counts V8's collections since /reset (perf_hooks).
 // POST /raw /json /text /urlencoded parse the body and answer with a short summary;
 // GET /reset and /stats measure this process's CPU time.
 require('./tune')
@@ -13,9 +19,11 @@ const kind = process.argv[2]
 const uwsBody = require('..')
 
 const app = kind === 'express' ? require('express')() : require('ultimate-express')()
+const COUNTING = { floor: countOnly, memcpy: memcpyOnly, copy: copyOnly }
+const counting = (reader) => ({ raw: reader, json: reader, text: reader, urlencoded: reader })
 const parsers = kind === 'builtin'
   ? require('ultimate-express')
-  : kind === 'uws' ? uwsBody : kind === 'floor' ? { raw: countOnly, json: countOnly, text: countOnly, urlencoded: countOnly } : require('body-parser')
+  : kind === 'uws' ? uwsBody : COUNTING[kind] ? counting(COUNTING[kind]) : require('body-parser')
 
 /** The floor's "parser": counts the bytes uWS hands over, then goes on with an empty body. */
 function countOnly () {
@@ -33,6 +41,56 @@ function countOnly () {
   }
 }
 
+// The memcpy floor's ring: every body lands where the last one 128 MiB ago did.
+const RING = kind === 'memcpy' ? Buffer.alloc(128 * 1024 * 1024) : null
+let ringAt = 0
+
+function memcpyOnly () {
+  return (req, res, next) => {
+    let at = -1
+    let n = 0
+    req._res.onData((chunk, isLast) => {
+      if (at < 0) {
+        const declared = Number(req.headers['content-length']) || RING.length / 2
+        if (ringAt + declared > RING.length) ringAt = 0
+        at = ringAt
+        ringAt += declared
+      }
+      RING.set(new Uint8Array(chunk), at + n)
+      n += chunk.byteLength
+      if (isLast) {
+        req.body = RING.subarray(at, at + n)
+        next()
+      }
+    })
+  }
+}
+
+function copyOnly () {
+  return (req, res, next) => {
+    const body = Buffer.allocUnsafe(Number(req.headers['content-length']))
+    let n = 0
+    req._res.onData((chunk, isLast) => {
+      body.set(new Uint8Array(chunk), n)
+      n += chunk.byteLength
+      if (isLast) {
+        req.body = body
+        next()
+      }
+    })
+  }
+}
+
+const { PerformanceObserver, constants: gcKinds } = require('node:perf_hooks')
+const gc = { scavenges: 0, markCompacts: 0, ms: 0 }
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if (e.detail.kind === gcKinds.NODE_PERFORMANCE_GC_MINOR) gc.scavenges++
+    else if (e.detail.kind === gcKinds.NODE_PERFORMANCE_GC_MAJOR) gc.markCompacts++
+    gc.ms += e.duration
+  }
+}).observe({ entryTypes: ['gc'] })
+
 let cpu = process.cpuUsage()
 let requests = 0
 const done = (req, res) => {
@@ -45,10 +103,15 @@ app.post('/raw', parsers.raw({ limit: LIMIT }), done)
 app.post('/json', parsers.json({ limit: LIMIT }), done)
 app.post('/text', parsers.text({ limit: LIMIT }), done)
 app.post('/urlencoded', parsers.urlencoded({ extended: false, limit: LIMIT }), done)
-app.get('/reset', (req, res) => { cpu = process.cpuUsage(); requests = 0; res.send('ok') })
+app.get('/reset', (req, res) => {
+  cpu = process.cpuUsage()
+  requests = 0
+  gc.scavenges = gc.markCompacts = gc.ms = 0
+  res.send('ok')
+})
 app.get('/stats', (req, res) => {
   const used = process.cpuUsage(cpu)
-  res.send(JSON.stringify({ cpuMicros: used.user + used.system, requests }))
+  res.send(JSON.stringify({ cpuMicros: used.user + used.system, requests, gc }))
 })
 app.use((err, req, res, next) => { res.status(500).send(String(err && err.message)) })
 

@@ -8,12 +8,13 @@ const { fork } = require('node:child_process')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const { load, get, portOf } = require('./load')
+const querystring = require('node:querystring')
 const { median, paired, table } = require('./stats')
 
 const KIB = 1024
 const MIB = 1024 * KIB
-const KINDS = ['builtin', 'uws', 'express', 'hyper', 'floor']
-const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in', floor: 'ultimate-express, bytes counted only' }
+const KINDS = ['builtin', 'uws', 'express', 'hyper', 'floor', 'memcpy']
+const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in', floor: 'ultimate-express, bytes counted only', memcpy: 'bytes counted + one memcpy into cold memory', copy: 'bytes counted + Buffer.allocUnsafe and set' }
 const SERVERS = { hyper: ['hyper-express-server.js', []] }
 
 /** A JSON document of about `size` bytes: an object holding an array of small records. */
@@ -43,22 +44,48 @@ function cases () {
   ]
 }
 
-async function run ({ quick = false } = {}) {
+/**
+ * What a row's body costs beyond the framework that no reader avoids, timed alone in this
+ * process on the same body, in us: the parse of its text (JSON.parse, querystring.parse),
+ * the string of a text body, a gzip body's gunzip too. Raw rows have none here: their
+ * floor is measured (the memcpy server).
+ */
+function unavoidableMicros (route, headers, body) {
+  const text = (headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(body) : body).toString()
+  const work = {
+    '/json': () => JSON.parse((headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(body) : body).toString()),
+    '/urlencoded': () => querystring.parse(text),
+    '/text': () => body.toString()
+  }[route]
+  if (!work) return 0
+  const times = []
+  for (let round = 0; round < 7; round++) {
+    const n = body.length > 64 * KIB ? 20 : 500
+    const started = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) work()
+    times.push(Number(process.hrtime.bigint() - started) / 1e3 / n)
+  }
+  return median(times)
+}
+
+async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
+  const KINDS_RUN = only || KINDS
   const servers = {}
   const rounds = quick ? 3 : 5
   const seconds = quick ? 0.5 : 1.2
   const results = []
   try {
-    for (const kind of KINDS) {
+    for (const kind of KINDS_RUN) {
       const [file, args] = SERVERS[kind] || ['express-server.js', [kind]]
       const child = fork(path.join(__dirname, file), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
       servers[kind] = { child }
       servers[kind].port = await portOf(child)
     }
-    for (const [name, route, headers, body] of cases()) {
-      const kinds = headers['content-encoding'] ? KINDS.filter((k) => k !== 'hyper') : KINDS
+    for (const [name, route, headers, body] of cases().filter(([name]) => rows === null || rows.includes(name))) {
+      const kinds = headers['content-encoding'] ? KINDS_RUN.filter((k) => k !== 'hyper') : KINDS_RUN
       const cpu = Object.fromEntries(kinds.map((k) => [k, []]))
       const rps = Object.fromEntries(kinds.map((k) => [k, []]))
+      const collections = { scavenges: 0, markCompacts: 0, requests: 0 }
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 ? [...kinds].reverse() : kinds
         for (const kind of order) {
@@ -67,13 +94,36 @@ async function run ({ quick = false } = {}) {
           const { completed, seconds: took } = await load(port, { path: route, headers, body, connections: body.length >= 4 * MIB ? 2 : 4, seconds })
           const stats = JSON.parse(await get(port, '/stats'))
           cpu[kind].push(stats.cpuMicros / Math.max(1, stats.requests))
+          if (kind === 'uws' && stats.gc) {
+            collections.scavenges += stats.gc.scavenges
+            collections.markCompacts += stats.gc.markCompacts
+            collections.requests += stats.requests
+          }
           rps[kind].push(completed / took)
         }
       }
-      const speedup = paired(cpu.builtin, cpu.uws) // builtin / uws: above 1, uws-body is faster
+      // With --kinds, a ratio whose contenders did not run is NaN.
+      const pairedIf = (a, b) => a && b ? paired(a, b) : { ratio: NaN, won: 0, rounds }
+      const speedup = pairedIf(cpu.builtin, cpu.uws) // builtin / uws: above 1, uws-body is faster
       // builtin / floor: the speed-up a body reader that cost nothing would have.
-      const ceiling = paired(cpu.builtin, cpu.floor)
-      const row = { name, rounds, speedup: speedup.ratio, won: rounds - speedup.won, ceiling: ceiling.ratio }
+      const ceiling = pairedIf(cpu.builtin, cpu.floor)
+      // The row's floor: the memcpy server for raw bodies; for parsed ones the count-only
+      // server plus the parse timed alone.
+      const extra = route === '/raw' ? 0 : unavoidableMicros(route, headers, body)
+      const floor = route === '/raw' ? cpu.memcpy : cpu.floor && cpu.floor.map((x) => x + extra)
+      const overFloor = pairedIf(cpu.uws, floor)
+      const perThousand = (n) => 1000 * n / Math.max(1, collections.requests)
+      const row = {
+        name,
+        rounds,
+        speedup: speedup.ratio,
+        won: rounds - speedup.won,
+        ceiling: ceiling.ratio,
+        floorMicros: floor && cpu.uws ? median(floor) : undefined,
+        overFloor: overFloor.ratio,
+        overFloorRange: floor && cpu.uws ? [Math.min(...cpu.uws.map((x, i) => x / floor[i])), Math.max(...cpu.uws.map((x, i) => x / floor[i]))] : [NaN, NaN],
+        gc: { scavenges: perThousand(collections.scavenges), markCompacts: perThousand(collections.markCompacts) }
+      }
       for (const k of kinds) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
       if (cpu.hyper) { // uws / hyper: below 1, uws-body used less CPU
         const ratios = cpu.uws.map((x, i) => x / cpu.hyper[i])
@@ -88,17 +138,24 @@ async function run ({ quick = false } = {}) {
   return results
 }
 
-function formatRow (r) {
-  const cell = (k) => r[`cpu_${k}`] === undefined ? 'n/a (no content-encoding)' : `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
+function formatRow (r, shown = KINDS) {
+  const cell = (k) => r[`cpu_${k}`] === undefined ? 'n/a' : `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
   const h = r.hyper
-  return [r.name, ...KINDS.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`, `${r.ceiling.toFixed(2)}x`,
+  const floor = r.floorMicros === undefined ? '-' : `${r.floorMicros.toFixed(0)} us: ${r.overFloor.toFixed(2)} (${r.overFloorRange[0].toFixed(2)}-${r.overFloorRange[1].toFixed(2)})`
+  const gc = r.gc ? `${r.gc.scavenges.toFixed(1)} / ${r.gc.markCompacts.toFixed(1)}` : '-'
+  return [r.name, ...shown.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`, `${r.ceiling.toFixed(2)}x`, floor, gc,
     h ? `${h.ratio.toFixed(2)} (${h.min.toFixed(2)}-${h.max.toFixed(2)}), ${h.won}/${h.rounds}` : '-']
 }
 
 function render (results) {
-  return table(['request', ...KINDS.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'ceiling: built-in / bytes counted only', 'CPU uws-body / hyper-express (range), rounds won'], results.map(formatRow))
+  const shown = Object.keys(NAMES).filter((k) => results.some((r) => r[`cpu_${k}`] !== undefined))
+  return table(['request', ...shown.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'ceiling: built-in / bytes counted only', "the row's floor: CPU/req: uws-body / floor (range)", 'uws-body scavenges / mark-compacts per 1000 requests', 'CPU uws-body / hyper-express (range), rounds won'], results.map((r) => formatRow(r, shown)))
 }
 
 module.exports = { run, render }
 
-if (require.main === module) run({ quick: process.argv.includes('--quick') }).then((r) => console.log(render(r)))
+// node bench/express.js [--quick] [--rows 'raw 512 KiB,json 1 KiB'] [--kinds uws,memcpy,copy]
+if (require.main === module) {
+  const list = (name) => { const at = process.argv.indexOf(name); return at < 0 ? null : process.argv[at + 1].split(',') }
+  run({ quick: process.argv.includes('--quick'), rows: list('--rows'), kinds: list('--kinds') }).then((r) => console.log(render(r)))
+}
