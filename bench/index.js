@@ -171,13 +171,18 @@ ${render('decode')}`)
   if (has('express')) {
     parts.push(`### ultimate-express: built-in parsers vs uws-body's, Express + body-parser, hyper-express
 
-Five servers (bench/express-server.js, bench/hyper-express-server.js), one per contender,
+Six servers (bench/express-server.js, bench/hyper-express-server.js), one per contender,
 each in its own process and driven in turn by bench/load.js; rounds alternate the order.
 Speed-up is the median of per-round ratios of server CPU per request, built-in / uws-body
 (above 1: uws-body is faster). The ceiling is built-in / an ultimate-express server whose
 middleware only counts the body's bytes: the speed-up a body reader and parser that cost
 nothing would reach, since the framework's own cost per request is in both (JSON.parse
-and the form's parse are not in the floor). The last column is uws-body / hyper-express 6.17's own
+and the form's parse are not in it). The row's floor is what no reader avoids: for raw
+rows a server that counts the bytes and copies them once into memory faulted in but out
+of cache (a 128 MiB ring, nothing for V8 to collect), for parsed rows the count-only
+server's CPU plus the parse (JSON.parse, querystring.parse, the text's toString, gunzip)
+timed alone on the same body; uws-body / floor is the median of per-round ratios, with
+their range. uws-body's collections are per 1000 requests. The last column is uws-body / hyper-express 6.17's own
 readers (below 1: uws-body used less), framework against framework, so on small bodies it
 is mostly ultimate-express's per-request cost against hyper-express's. hyper-express does
 not decode content-encoding, so it sits out the gzip row. Each route answers with the
