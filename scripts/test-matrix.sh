@@ -38,14 +38,14 @@ for cell in "$@"; do
     esac
   fi
   log=$(mktemp)
-  echo "== npm run test:all: Node $node_major, uWS $uws${load:+ (UWS_BODY_TEST_LOAD=$load)}${skip:+ (UWS_BODY_TEST_SKIP=$skip)}${only:+ (UWS_BODY_TEST_ONLY=$only)}"
+  echo "== npm test -- --all (npm run test:all): Node $node_major, uWS $uws${load:+ (UWS_BODY_TEST_LOAD=$load)}${skip:+ (UWS_BODY_TEST_SKIP=$skip)}${only:+ (UWS_BODY_TEST_ONLY=$only)}"
   if [ "$uws" = 20.30 ]; then
     PATH="$(dirname "$node_bin"):$PATH" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP=$skip UWS_BODY_TEST_ONLY=$only UWS_BODY_TEST_LOAD=$load \
-      npm run test:all 2>&1 | tee "$log"
+      npm test -- --all 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   else
     TRIXIE_PATH="$(dirname "$node_bin"):/usr/local/bin:/usr/bin:/bin" UWS_BODY_TEST_UWS=$uws UWS_BODY_TEST_SKIP=$skip UWS_BODY_TEST_ONLY=$only UWS_BODY_TEST_LOAD=$load \
-      bash scripts/trixie.sh npm run test:all 2>&1 | tee "$log"
+      bash scripts/trixie.sh npm test -- --all 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
   fi
   [ "$rc" = 0 ] || status=1
