@@ -7,6 +7,7 @@ use super::decode::{Decoder, Sink};
 use super::encoding;
 use super::error::BodyError;
 use super::memory::Block;
+use super::state::State;
 
 #[derive(Debug, Clone)]
 pub struct BodyOptions {
@@ -50,14 +51,6 @@ pub enum Misuse {
 pub enum FinishError {
     Body(BodyError),
     Misuse(Misuse),
-}
-
-#[derive(Debug)]
-enum State {
-    Open,
-    Failed(BodyError),
-    Aborted(BodyError),
-    Finished,
 }
 
 #[derive(Debug)]
@@ -144,7 +137,7 @@ impl Body {
             State::Open => {}
             State::Failed(_) => return Ok(false),
             State::Aborted(_) => return Err(Misuse::AfterAbort),
-            State::Finished => return Err(Misuse::AfterFinish),
+            State::Done => return Err(Misuse::AfterFinish),
         }
         let received = self.received.saturating_add(chunk.len() as u64);
         if let Some(expected) = self.expected.filter(|&e| received > e) {
@@ -214,7 +207,7 @@ impl Body {
             State::Failed(error) | State::Aborted(error) => {
                 return Err(FinishError::Body(error.clone()))
             }
-            State::Finished => return Err(FinishError::Misuse(Misuse::AfterFinish)),
+            State::Done => return Err(FinishError::Misuse(Misuse::AfterFinish)),
         }
         if let Some(expected) = self.expected.filter(|&e| self.received != e) {
             let error = BodyError::LengthMismatch {
@@ -229,31 +222,19 @@ impl Body {
             return Err(FinishError::Body(error));
         }
         self.decoder = None;
-        self.state = State::Finished;
+        self.state = State::Done;
         Ok(self.block.take().unwrap_or_else(Block::empty))
     }
 
     /// Releases everything now. Idempotent; a no-op after `finish()`.
     pub fn abort(&mut self) {
-        if let State::Open | State::Failed(_) = self.state {
-            let error = match std::mem::replace(&mut self.state, State::Finished) {
-                State::Failed(error) => error,
-                _ => BodyError::Aborted {
-                    expected: self.expected,
-                    received: self.received,
-                },
-            };
-            self.state = State::Aborted(error);
-            self.block = None;
-            self.decoder = None;
+        if self.state.abort(self.expected, self.received) {
+            self.release();
         }
     }
 
     pub fn error(&self) -> Option<&BodyError> {
-        match &self.state {
-            State::Failed(error) | State::Aborted(error) => Some(error),
-            _ => None,
-        }
+        self.state.error()
     }
 
     /// Bytes accepted so far, as sent (encoded, for an encoded body).
@@ -273,6 +254,10 @@ impl Body {
 
     fn fail(&mut self, error: BodyError) {
         self.state = State::Failed(error);
+        self.release();
+    }
+
+    fn release(&mut self) {
         self.block = None;
         self.decoder = None;
     }

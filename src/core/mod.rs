@@ -8,6 +8,7 @@ pub mod ledger;
 pub mod memory;
 pub mod multipart;
 pub mod pool;
+mod state;
 pub mod stream;
 pub mod text;
 

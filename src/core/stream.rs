@@ -16,15 +16,7 @@ use super::body::{accept, BodyOptions, Misuse};
 use super::decode::Decoder;
 use super::error::BodyError;
 use super::memory::Block;
-
-#[derive(Debug)]
-enum State {
-    Open,
-    Failed(BodyError),
-    Aborted(BodyError),
-    /// The end was reached and every rule held.
-    Done,
-}
+use super::state::State;
 
 /// What `read` (and the decoding part of `write`) produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,24 +241,13 @@ impl BodyStream {
 
     /// Releases everything now. Idempotent; a no-op once the stream is done.
     pub fn abort(&mut self) {
-        if let State::Open | State::Failed(_) = self.state {
-            let error = match std::mem::replace(&mut self.state, State::Done) {
-                State::Failed(error) => error,
-                _ => BodyError::Aborted {
-                    expected: self.expected,
-                    received: self.received,
-                },
-            };
-            self.state = State::Aborted(error);
+        if self.state.abort(self.expected, self.received) {
             self.release();
         }
     }
 
     pub fn error(&self) -> Option<&BodyError> {
-        match &self.state {
-            State::Failed(error) | State::Aborted(error) => Some(error),
-            _ => None,
-        }
+        self.state.error()
     }
 
     /// Bytes accepted so far, as sent.
