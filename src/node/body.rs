@@ -13,27 +13,6 @@ use super::raw::*;
 use super::string;
 use crate::core::{text, Body, BodyError, BodyOptions, FinishError, Misuse};
 
-/// Marks the externals that hold a `Body`. Any JS value can reach these functions,
-/// externals of other addons included: only a value carrying this tag is ever read as a
-/// `Body`. (A random 128-bit value, as N-API's type tags are meant to be.)
-const BODY_TAG: sys::napi_type_tag = sys::napi_type_tag {
-    lower: 0x5f3c_9a1e_77d2_4b08,
-    upper: 0xb4e1_06c3_2a9f_d815,
-};
-
-/// The `Body` behind a tagged external, or a TypeError for any other value.
-///
-/// # Safety
-/// `env` must be the running callback's. The reference must not outlive the callback.
-unsafe fn body<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut Body> {
-    // SAFETY: as the caller promised; BODY_TAG is create()'s.
-    unsafe {
-        external::get(env, value, &BODY_TAG, || {
-            type_error(format!("{call}: not a body"))
-        })
-    }
-}
-
 /// A length from JS, where a negative number means "none".
 fn length_option(n: f64) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
@@ -71,7 +50,7 @@ pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Valu
                 // Anything but a positive number is no hint.
                 known_minimum: get_f64(env, known_minimum)?.map_or(0, |n| n.max(0.0) as u64),
             };
-            external::create(env, Body::new(&options), &BODY_TAG)
+            external::create(env, Body::new(&options))
         })
     }
 }
@@ -97,7 +76,7 @@ pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value 
     unsafe {
         callback(env, || {
             let [handle, chunk] = args::<2>(env, info)?;
-            let body = body(env, handle, "push")?;
+            let body = external::get::<Body>(env, handle, "push")?;
             let bytes = match get_chunk(env, chunk)? {
                 Chunk::Bytes(bytes) => bytes,
                 Chunk::Refused => return null(env),
@@ -113,7 +92,7 @@ pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value 
 handle_callback! {
     /// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
     finish, |env, handle| {
-        match body(env, handle, "finish")?.finish() {
+        match external::get::<Body>(env, handle, "finish")?.finish() {
             Ok(block) if block.is_empty() => null(env),
             Ok(block) => into_buffer(env, block),
             Err(FinishError::Body(_)) => boolean(env, false),
@@ -137,7 +116,7 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
     unsafe {
         callback(env, || {
             let [handle, encoding] = args::<2>(env, info)?;
-            let body = body(env, handle, "finishString")?;
+            let body = external::get::<Body>(env, handle, "finishString")?;
             let encoding = get_f64(env, encoding)?.unwrap_or(f64::from(string_encoding::UTF8));
             let mut block = match body.finish() {
                 Ok(block) => block,
@@ -240,7 +219,7 @@ fn utf16_units(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u16]>> {
 handle_callback! {
     /// abort(body)
     abort, |env, handle| {
-        body(env, handle, "abort")?.abort();
+        external::get::<Body>(env, handle, "abort")?.abort();
         null(env)
     }
 }
@@ -248,7 +227,7 @@ handle_callback! {
 handle_callback! {
     /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
     error, |env, handle| {
-        match body(env, handle, "error")?.error() {
+        match external::get::<Body>(env, handle, "error")?.error() {
             Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
             None => null(env),
         }
@@ -299,7 +278,7 @@ pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Resul
 handle_callback! {
     /// sizes(body) -> [received, length, capacity] (protocol's `sizes` slots)
     sizes, |env, handle| {
-        let body = body(env, handle, "sizes")?;
+        let body = external::get::<Body>(env, handle, "sizes")?;
         let mut values = [0.0; sizes::TABLE.len()];
         values[sizes::RECEIVED] = body.received() as f64;
         values[sizes::LENGTH] = body.length() as f64;

@@ -7,14 +7,88 @@ use std::ptr;
 
 use napi::sys;
 
-use super::raw::{check, finalizer, type_of, Env, Result, Thrown, Value};
+use super::raw::{check, finalizer, type_error, type_of, Env, Result, Thrown, Value};
+use crate::core::multipart::Upload;
+use crate::core::{Body, BodyStream};
 
-/// A new external owning `value`, tagged with `tag` (unique to `T`); the value is dropped
-/// when the external is collected.
+/// A type whose values JS holds through externals tagged as this type's (`create`), and
+/// hands back to the native functions (`get`).
 ///
 /// # Safety
-/// `env` must be the running callback's, and `tag` must be used for externals of `T` only.
-pub unsafe fn create<T>(env: Env, value: T, tag: &'static sys::napi_type_tag) -> Result<Value> {
+/// `TAG` must be this type's alone: `get` reads any external carrying it as a `Self`.
+pub unsafe trait Tagged: Sized + 'static {
+    /// A random 128-bit value, as N-API's type tags are meant to be.
+    const TAG: &'static sys::napi_type_tag;
+    /// What a value of this type is called in the TypeError for any other value
+    /// (`push: not a body`).
+    const WHAT: &'static str;
+}
+
+// SAFETY: a random tag, no other type's (checked below, with the crate's other tags).
+unsafe impl Tagged for Body {
+    const TAG: &'static sys::napi_type_tag = &sys::napi_type_tag {
+        lower: 0x5f3c_9a1e_77d2_4b08,
+        upper: 0xb4e1_06c3_2a9f_d815,
+    };
+    const WHAT: &'static str = "a body";
+}
+
+// SAFETY: a random tag, no other type's (checked below, with the crate's other tags).
+unsafe impl Tagged for BodyStream {
+    const TAG: &'static sys::napi_type_tag = &sys::napi_type_tag {
+        lower: 0x2d91_c4e7_0b5a_f316,
+        upper: 0x8a07_e3d2_5f6c_19b4,
+    };
+    const WHAT: &'static str = "a body stream";
+}
+
+// SAFETY: a random tag, no other type's (checked below, with the crate's other tags).
+unsafe impl Tagged for Upload {
+    const TAG: &'static sys::napi_type_tag = &sys::napi_type_tag {
+        lower: 0x7c2e_51a9_d04b_36f8,
+        upper: 0x13f6_a88d_e950_2c7b,
+    };
+    const WHAT: &'static str = "a multipart body";
+}
+
+// probe.rs's externals (`--features call-cost` builds only).
+#[cfg(feature = "call-cost")]
+// SAFETY: a random tag, no other type's (checked below, with the crate's other tags).
+unsafe impl Tagged for u64 {
+    const TAG: &'static sys::napi_type_tag = &sys::napi_type_tag {
+        lower: 0x0c7d_21f4_9e36_a85b,
+        upper: 0x5b19_e6a0_3f82_d4c7,
+    };
+    const WHAT: &'static str = "a probe";
+}
+
+// `Tagged`'s promise, checked when the crate compiles: no two of its tags are equal.
+const _: () = {
+    let tags = [
+        Body::TAG,
+        BodyStream::TAG,
+        Upload::TAG,
+        #[cfg(feature = "call-cost")]
+        u64::TAG,
+    ];
+    let mut i = 0;
+    while i < tags.len() {
+        let mut j = i + 1;
+        while j < tags.len() {
+            let same = tags[i].lower == tags[j].lower && tags[i].upper == tags[j].upper;
+            assert!(!same, "two Tagged types share a tag");
+            j += 1;
+        }
+        i += 1;
+    }
+};
+
+/// A new external owning `value`, tagged as a `T`'s; the value is dropped when the
+/// external is collected.
+///
+/// # Safety
+/// `env` must be the running callback's.
+pub unsafe fn create<T: Tagged>(env: Env, value: T) -> Result<Value> {
     let data = Box::into_raw(Box::new(value));
     let mut result = ptr::null_mut();
     // SAFETY: valid env; `data` is a live Box that the finalizer will own.
@@ -35,28 +109,24 @@ pub unsafe fn create<T>(env: Env, value: T, tag: &'static sys::napi_type_tag) ->
     }
     // From here the external owns the value: on any failure its finalizer frees it.
     // SAFETY: valid env, an external just made, a static tag.
-    check(unsafe { sys::napi_type_tag_object(env, result, tag) })?;
+    check(unsafe { sys::napi_type_tag_object(env, result, T::TAG) })?;
     Ok(result)
 }
 
-/// The `T` behind an external tagged with `tag`; `refused()` for any other value.
+/// The `T` behind an external tagged as a `T`'s; for any other value a TypeError,
+/// `{call}: not {T::WHAT}`.
 ///
 /// # Safety
-/// `env` must be the running callback's, `tag` the one `create::<T>` used, and the
-/// reference must not outlive the callback.
-pub unsafe fn get<'a, T>(
-    env: Env,
-    value: Value,
-    tag: &'static sys::napi_type_tag,
-    refused: impl Fn() -> Thrown,
-) -> Result<&'a mut T> {
+/// `env` must be the running callback's, and the reference must not outlive the callback.
+pub unsafe fn get<'a, T: Tagged>(env: Env, value: Value, call: &str) -> Result<&'a mut T> {
+    let refused = || type_error(format!("{call}: not {}", T::WHAT));
     // SAFETY: valid env and value.
     if unsafe { type_of(env, value)? } != sys::ValueType::napi_external {
         return Err(refused());
     }
     let mut tagged = false;
     // SAFETY: valid env, an external value, a static tag; `tagged` outlives the call.
-    check(unsafe { sys::napi_check_object_type_tag(env, value, tag, &mut tagged) })?;
+    check(unsafe { sys::napi_check_object_type_tag(env, value, T::TAG, &mut tagged) })?;
     if !tagged {
         return Err(refused());
     }
@@ -66,9 +136,10 @@ pub unsafe fn get<'a, T>(
     if data.is_null() {
         return Err(refused());
     }
-    // SAFETY: only create::<T> tags externals with `tag`, and their data is a live Box<T>
-    // until the external's finalizer, which cannot run while JS holds `value`. JS is
-    // single-threaded and none runs during this callback, so this is the only reference.
+    // SAFETY: only create::<T> tags externals with `T::TAG` (no other type's: `Tagged`),
+    // and their data is a live Box<T> until the external's finalizer, which cannot run
+    // while JS holds `value`. JS is single-threaded and none runs during this callback, so
+    // this is the only reference.
     Ok(unsafe { &mut *data.cast::<T>() })
 }
 

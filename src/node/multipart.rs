@@ -20,25 +20,6 @@ use crate::core::multipart::{
     Upload,
 };
 
-/// Marks the externals that hold an `Upload`. (A random 128-bit value.)
-const UPLOAD_TAG: sys::napi_type_tag = sys::napi_type_tag {
-    lower: 0x7c2e_51a9_d04b_36f8,
-    upper: 0x13f6_a88d_e950_2c7b,
-};
-
-/// The `Upload` behind a tagged external, or a TypeError for any other value.
-///
-/// # Safety
-/// `env` must be the running callback's. The reference must not outlive the callback.
-unsafe fn upload<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut Upload> {
-    // SAFETY: as the caller promised; UPLOAD_TAG is multipart_create()'s.
-    unsafe {
-        external::get(env, value, &UPLOAD_TAG, || {
-            type_error(format!("{call}: not a multipart body"))
-        })
-    }
-}
-
 /// A count or size from JS: `Infinity` (or anything past 2^64) is "no limit"; NaN and
 /// negatives are refused by the JS side before they get here, and read as 0.
 fn amount(n: f64) -> u64 {
@@ -109,7 +90,7 @@ pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_inf
                     )
                 }
             };
-            external::create(env, upload, &UPLOAD_TAG)
+            external::create(env, upload)
         })
     }
 }
@@ -172,7 +153,7 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
     unsafe {
         callback(env, || {
             let [handle, chunk, offset, sink, room, state] = args::<6>(env, info)?;
-            let upload = upload(env, handle, "multipartFeed")?;
+            let upload = external::get::<Upload>(env, handle, "multipartFeed")?;
             let bytes = match get_chunk(env, chunk)? {
                 Chunk::Bytes(bytes) => bytes,
                 Chunk::Refused => return null(env),
@@ -349,7 +330,7 @@ handle_callback! {
     /// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
     /// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
     multipart_field, |env, handle| {
-        let upload = upload(env, handle, "multipartField")?;
+        let upload = external::get::<Upload>(env, handle, "multipartField")?;
         let utf8 = field_charset(upload.parser().head().charset.as_deref());
         let value = upload.take_field();
         match utf8 {
@@ -376,7 +357,7 @@ handle_callback! {
     /// owns them (files are ranges of it: see multipartFeed's state), or null when empty.
     /// The upload's arena is empty after.
     multipart_arena, |env, handle| {
-        let arena = upload(env, handle, "multipartArena")?.take_arena();
+        let arena = external::get::<Upload>(env, handle, "multipartArena")?.take_arena();
         if arena.is_empty() {
             return null(env);
         }
@@ -387,7 +368,7 @@ handle_callback! {
 handle_callback! {
     /// multipartEnd(upload): the last chunk was fed (uWS's isLast).
     multipart_end, |env, handle| {
-        match upload(env, handle, "multipartEnd")?.end() {
+        match external::get::<Upload>(env, handle, "multipartEnd")?.end() {
             Ok(()) => null(env),
             Err(m) => Err(misuse("multipart", "multipartEnd", m)),
         }
@@ -397,7 +378,7 @@ handle_callback! {
 handle_callback! {
     /// multipartAbort(upload): releases everything now. Idempotent.
     multipart_abort, |env, handle| {
-        upload(env, handle, "multipartAbort")?.abort();
+        external::get::<Upload>(env, handle, "multipartAbort")?.abort();
         null(env)
     }
 }
@@ -407,7 +388,7 @@ handle_callback! {
     /// (body.rs's form): `ERR_BODY_OUT_OF_MEMORY` when memory for a field or the arena could
     /// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
     multipart_error, |env, handle| {
-        let upload = upload(env, handle, "multipartError")?;
+        let upload = external::get::<Upload>(env, handle, "multipartError")?;
         let napi_env = napi::Env::from_raw(env);
         if let Some(e) = upload.body_error() {
             return built(body_error_object(&napi_env, e));

@@ -13,12 +13,7 @@ use napi_derive::napi;
 
 use super::accounting;
 use super::external;
-use super::raw::{self, args, boolean, callback, type_error};
-
-const PROBE_TAG: sys::napi_type_tag = sys::napi_type_tag {
-    lower: 0x0c7d_21f4_9e36_a85b,
-    upper: 0x5b19_e6a0_3f82_d4c7,
-};
+use super::raw::{self, args, boolean, callback};
 
 /// A hand-written callback, as push is (raw.rs's `callback`: catch_unwind, then the
 /// memory report).
@@ -40,8 +35,8 @@ unsafe extern "C" fn probe_raw(env: raw::Env, info: sys::napi_callback_info) -> 
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` is that call's.
 unsafe extern "C" fn probe_tagged(env: raw::Env, _info: sys::napi_callback_info) -> raw::Value {
-    // SAFETY: Node's env for this call; PROBE_TAG marks u64s only.
-    unsafe { callback(env, || external::create(env, 7u64, &PROBE_TAG)) }
+    // SAFETY: Node's env for this call.
+    unsafe { callback(env, || external::create(env, 7u64)) }
 }
 
 /// A hand-written callback that finds the u64 behind its first argument, as push does.
@@ -49,12 +44,11 @@ unsafe extern "C" fn probe_tagged(env: raw::Env, _info: sys::napi_callback_info)
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
 unsafe extern "C" fn probe_raw_tagged(env: raw::Env, info: sys::napi_callback_info) -> raw::Value {
-    // SAFETY: Node's env and info for this call; PROBE_TAG marks u64s only; the reference
-    // dies with the closure.
+    // SAFETY: Node's env and info for this call; the reference dies with the closure.
     unsafe {
         callback(env, || {
             let [handle, _b] = args::<2>(env, info)?;
-            let n: &mut u64 = external::get(env, handle, &PROBE_TAG, || type_error("not a probe"))?;
+            let n: &mut u64 = external::get(env, handle, "probeRawTagged")?;
             boolean(env, *n == 7)
         })
     }
@@ -103,13 +97,8 @@ pub fn probe_guarded(env: Env, _a: Unknown, _b: Unknown) -> Result<bool> {
 #[napi]
 pub fn probe_guarded_tagged(env: Env, handle: Unknown, _b: Unknown) -> Result<bool> {
     guarded(&env, || {
-        // SAFETY: this call's env and value; PROBE_TAG marks u64s only; the reference dies
-        // with the closure.
-        let n: &mut u64 = unsafe {
-            external::get(env.raw(), handle.raw(), &PROBE_TAG, || {
-                type_error("not a probe")
-            })?
-        };
+        // SAFETY: this call's env and value; the reference dies with the closure.
+        let n: &mut u64 = unsafe { external::get(env.raw(), handle.raw(), "probeGuardedTagged")? };
         Ok(*n == 7)
     })
 }

@@ -12,26 +12,6 @@ use super::external;
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
-/// Marks the externals that hold a `BodyStream`: a body's external (body.rs's tag) or
-/// any other addon's is never read as a stream. (A random 128-bit value.)
-const STREAM_TAG: sys::napi_type_tag = sys::napi_type_tag {
-    lower: 0x2d91_c4e7_0b5a_f316,
-    upper: 0x8a07_e3d2_5f6c_19b4,
-};
-
-/// The `BodyStream` behind a tagged external, or a TypeError for any other value.
-///
-/// # Safety
-/// `env` must be the running callback's. The reference must not outlive the callback.
-unsafe fn stream<'a>(env: Env, value: Value, call: &str) -> Result<&'a mut BodyStream> {
-    // SAFETY: as the caller promised; STREAM_TAG is stream_create()'s.
-    unsafe {
-        external::get(env, value, &STREAM_TAG, || {
-            type_error(format!("{call}: not a body stream"))
-        })
-    }
-}
-
 /// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
 /// and parsed the options; a negative contentLength means unknown. contentEncoding: a
 /// string, else none; decode: anything but `false` decodes. A raw callback, as the
@@ -56,7 +36,7 @@ pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) 
                 decode: get_bool(env, decode)? != Some(false),
                 known_minimum: 0,
             };
-            external::create(env, BodyStream::new(&options), &STREAM_TAG)
+            external::create(env, BodyStream::new(&options))
         })
     }
 }
@@ -116,7 +96,7 @@ pub unsafe extern "C" fn stream_write(env: Env, info: sys::napi_callback_info) -
     unsafe {
         callback(env, || {
             let [handle, chunk, out, offset] = args::<4>(env, info)?;
-            let stream = stream(env, handle, "streamWrite")?;
+            let stream = external::get::<BodyStream>(env, handle, "streamWrite")?;
             let bytes = match get_chunk(env, chunk)? {
                 Chunk::Bytes(bytes) => bytes,
                 Chunk::Refused => return null(env),
@@ -154,7 +134,7 @@ pub unsafe extern "C" fn stream_read(env: Env, info: sys::napi_callback_info) ->
     unsafe {
         callback(env, || {
             let [handle, out, offset] = args::<3>(env, info)?;
-            let stream = stream(env, handle, "streamRead")?;
+            let stream = external::get::<BodyStream>(env, handle, "streamRead")?;
             let mut none: [MaybeUninit<u8>; 0] = [];
             let room = if stream.is_identity() {
                 &mut none[..]
@@ -172,7 +152,7 @@ pub unsafe extern "C" fn stream_read(env: Env, info: sys::napi_callback_info) ->
 handle_callback! {
     /// streamEnd(stream): the last chunk was written (uWS's isLast).
     stream_end, |env, handle| {
-        match stream(env, handle, "streamEnd")?.end() {
+        match external::get::<BodyStream>(env, handle, "streamEnd")?.end() {
             Ok(()) => null(env),
             Err(m) => Err(misuse("bodyStream", "streamEnd", m)),
         }
@@ -182,7 +162,7 @@ handle_callback! {
 handle_callback! {
     /// streamAbort(stream): releases everything now. Idempotent.
     stream_abort, |env, handle| {
-        stream(env, handle, "streamAbort")?.abort();
+        external::get::<BodyStream>(env, handle, "streamAbort")?.abort();
         null(env)
     }
 }
@@ -190,7 +170,7 @@ handle_callback! {
 handle_callback! {
     /// streamError(stream) -> null | the error's fields, as body.rs's error().
     stream_error, |env, handle| {
-        match stream(env, handle, "streamError")?.error() {
+        match external::get::<BodyStream>(env, handle, "streamError")?.error() {
             Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
             None => null(env),
         }
