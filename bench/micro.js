@@ -77,11 +77,27 @@ function contender (name) {
         push (ab) { target.set(new Uint8Array(ab), offset); offset += ab.byteLength },
         finish () { return target }
       }
-    }
+    },
+    // (g) the kept-Buffer floor: (f)'s memcpy into a cold ring, then one external Buffer
+    // over it per body with a finalizer that does nothing (./kept-floor): what any reader
+    // that hands the program a Buffer of its own pays, V8's collections included.
+    g: keptFloor()
   }[name]
 }
 
-const NAMES = ['a', 'b', 'c', 'd', 'f']
+function keptFloor () {
+  let addon = null
+  return (contentLength, limit, floor, cold) => {
+    if (addon === null) addon = require('./kept-floor').load()
+    addon.begin(cold.size)
+    return {
+      push (ab) { addon.push(ab) },
+      finish () { return addon.finish() }
+    }
+  }
+}
+
+const NAMES = ['a', 'b', 'c', 'd', 'f', 'g']
 // Seconds of warm-up at the first row of each body size (see measure()).
 const SIZE_WARM_UP = 0.3
 const COLD_BYTES = 128 * MIB
@@ -103,7 +119,7 @@ async function measure (name, rowList, budget) {
   for (const { size, chunk, known } of rowList) {
     const chunks = chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk)
     const floor = name === 'd' ? Buffer.alloc(size) : null
-    const cold = name === 'f' ? coldBuffers(size) : null
+    const cold = name === 'f' ? coldBuffers(size) : name === 'g' ? { size } : null
     const one = () => {
       const reader = make(known ? size : -1, LIMIT, floor, cold)
       for (const ab of chunks) reader.push(ab)
@@ -155,7 +171,9 @@ async function run ({ quick = false } = {}) {
     const cb = paired(times.c, times.b)
     const cd = paired(times.c, times.d)
     const cf = paired(times.c, times.f)
+    const cg = paired(times.c, times.g)
     const gcs = seen.c.map((round) => round[i])
+    const gGcs = seen.g.map((round) => round[i])
     return {
       size,
       chunks: chunksOf(size, chunk === Infinity ? Math.max(size, 1) : chunk).length,
@@ -165,6 +183,11 @@ async function run ({ quick = false } = {}) {
       c: median(times.c),
       d: median(times.d),
       f: median(times.f),
+      g: median(times.g),
+      cg: cg.ratio,
+      cgWon: cg.won,
+      gMinor: median(gGcs.map((x) => x.minor)),
+      gMajor: median(gGcs.map((x) => x.major)),
       cb: cb.ratio,
       cbWon: cb.won,
       rounds,
@@ -190,11 +213,12 @@ const perThousand = (n) => (n < 10 ? n.toFixed(1) : n.toFixed(0))
 function formatRow (r) {
   return [formatSize(r.size), r.chunks, r.known ? 'yes' : 'no', formatTime(r.a), formatTime(r.b), formatTime(r.c), formatTime(r.d),
     formatTime(r.f), r.cb.toFixed(2), `${r.cbWon}/${r.rounds}`, r.cd.toFixed(2),
-    `${r.cf.toFixed(2)} (${r.cfLow.toFixed(2)}-${r.cfHigh.toFixed(2)})`, `${perThousand(r.minor)} / ${perThousand(r.major)}`]
+    `${r.cf.toFixed(2)} (${r.cfLow.toFixed(2)}-${r.cfHigh.toFixed(2)})`, formatTime(r.g), `${r.cg.toFixed(2)} (${r.cgWon}/${r.rounds})`,
+    `${perThousand(r.minor)} / ${perThousand(r.major)}`, `${perThousand(r.gMinor)} / ${perThousand(r.gMajor)}`]
 }
 
 function render (results) {
-  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(f) cold floor', 'c/b', 'c won', 'c/d', 'c/f (quartiles)', '(c) scavenges / mark-compacts per 1000'],
+  return table(['body', 'chunks', 'length known', '(a) copy+concat', '(b) JS prealloc', '(c) uws-body', '(d) memcpy floor', '(f) cold floor', 'c/b', 'c won', 'c/d', 'c/f (quartiles)', '(g) kept-Buffer floor', 'c/g (c won)', '(c) scavenges / mark-compacts per 1000', '(g) scavenges / mark-compacts per 1000'],
     results.map(formatRow))
 }
 
