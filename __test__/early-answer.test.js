@@ -139,6 +139,36 @@ test(`every API: a client still sending a body 20x over the limit receives 413 a
   })))
 })
 
+// Answers with no JSON body to check: endWithoutBody(0) on bare uWS, and the frameworks'
+// default error handlers (ultimate-express's, Express's finalhandler), which write their
+// own page with the error's status.
+test(`answers without a body, and the frameworks' default error handlers: a client still sending receives the 413, ${TRIES} tries per client`, { concurrency: 2 }, async (t) => {
+  const routes = [
+    ['readBody answered with endWithoutBody(0)', 'uws', '/headOnly/readBody'],
+    ['json() under ultimate-express, its default error handler', 'ultimateDefault', '/json'],
+    ['multipart() under ultimate-express, its default error handler', 'ultimateDefault', '/multipart'],
+    ['json() under Express, finalhandler', 'expressDefault', '/json'],
+    ['multipart() under Express, finalhandler', 'expressDefault', '/multipart']
+  ]
+  const kinds = CLIENTS.filter(([, kind]) => kind !== 'curl' || HAS_CURL)
+  await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async (t) => {
+    const failures = []
+    for (const [name, kind, options] of kinds) {
+      const c = client(kind, { port: server.ports[app], timeout: 15000, ...options })
+      let ok = 0
+      const why = {}
+      for (let i = 0; i < TRIES; i++) {
+        const r = await c.send(urlPath, BODY)
+        if (r.ok && r.status === 413 && (r.next === undefined || r.next === 200)) ok++
+        else why[describeFailure(r)] = (why[describeFailure(r)] || 0) + 1
+      }
+      c.close()
+      if (ok < TRIES) failures.push(`${name}: ${ok}/${TRIES} (${Object.entries(why).map(([k, v]) => `${k} x${v}`).join(', ')})`)
+    }
+    assert.deepEqual(failures, [], `${api}: answers lost:\n${failures.join('\n')}`)
+  })))
+})
+
 test('after all of that the server holds no body memory', async () => {
   const stats = await getJson(server.ports.uws, '/stats')
   assert.equal(stats.bytesInUse, 0)
@@ -278,7 +308,7 @@ test('a client that sends 1 GiB after the refusal is closed after the byte bound
 // and then still has the answer when the close's RST arrives, which drops what its kernel
 // had not handed over yet.
 test('past the byte bound, a client that reads its socket only every 100 ms still receives its 413 before the close', async (t) => {
-  for (const [api, app, urlPath] of [['readBody', 'uws', '/readBody'], ['raw() under Express', 'express', '/raw'], ['multipart() under Express', 'express', '/multipart']]) {
+  for (const [api, app, urlPath] of [['readBody', 'uws', '/readBody'], ['readBody answered by hand', 'uws', '/plain/readBody'], ['bodyStream answered with end(body, true)', 'uws', '/closing/bodyStream'], ['raw() under ultimate-express', 'ultimate', '/raw'], ['raw() under Express', 'express', '/raw'], ['multipart() under Express', 'express', '/multipart']]) {
     for (let i = 0; i < 2; i++) {
       const r = await sendUntilClosed(server.ports[app], urlPath, { total: GIB, readEvery: 100 })
       t.diagnostic(`${api}: closed by ${r.closedBy} after ${r.ms} ms, ${(r.written / MIB).toFixed(1)} MiB written, status ${r.status}`)

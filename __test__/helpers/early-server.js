@@ -7,10 +7,11 @@
 //                   BodyAccumulator pattern) /readMultipart, all answered with answerError;
 //                   /plain/* and /closing/* the same readers answered by hand
 //                   (writeStatus().end(body), end(body, true)); /headOnly/readBody with
-//                   endWithoutBody()
+//                   endWithoutBody(0)
 //   ultimate-express /json /raw /text /urlencoded (uws-body's parsers, type '*/*')
 //                   /multipart (multipart().any())
 //   Express          the same routes, on node:http
+//   both again       /json and /multipart with no error handler: the framework's own
 // The multipart routes read every body as a form (whatever its content-type: the clients
 // send octet-stream), whose bytes, all preamble, pass `limit` as any body does.
 // A body within the limit is answered 200 "<length> <sha256>" (the bare routes and raw(),
@@ -127,7 +128,7 @@ function bare () {
     () => { if (!res.aborted) res.cork(() => res.end('ok')) },
     (err) => {
       counts.refused++
-      if (!res.aborted) res.cork(() => res.writeStatus('413 Payload Too Large').writeHeader('x-code', err.code).endWithoutBody())
+      if (!res.aborted) res.cork(() => res.writeStatus('413 Payload Too Large').writeHeader('x-code', err.code).endWithoutBody(0))
     }))
   app.get('/next', (res) => res.end('next'))
   app.get('/stats', (res) => {
@@ -166,6 +167,25 @@ function routes (app) {
   })
 }
 
+// ultimate-express and Express with no error handler of the application's: the
+// framework's default one answers (finalhandler on Express). ultimate-express's also logs
+// every error it answers: the client errors these tests cause are kept out of the log.
+const logError = console.error
+console.error = (...args) => {
+  const err = args[0]
+  if (args.length === 1 && err instanceof Error && err.status >= 400 && err.status < 500) return
+  logError(...args)
+}
+
+function defaults (app) {
+  app.post('/json', uwsBody.json({ type: '*/*', limit, linger }), (req, res) => res.send('parsed'))
+  app.post('/multipart', (req, res, next) => {
+    req.headers['content-type'] = FORM
+    next()
+  }, uwsBody.multipart({ limit, linger }).any(), (req, res) => res.send('parsed'))
+  app.get('/next', (req, res) => res.send('next'))
+}
+
 async function main () {
   const uwsPort = await bare()
   const ue = ultimate()
@@ -178,7 +198,17 @@ async function main () {
   const server = await new Promise((resolve) => {
     const s = ex.listen(0, '127.0.0.1', () => resolve(s))
   })
-  process.send({ uws: uwsPort, ultimate: ue.port, express: server.address().port })
+  const ueDefault = ultimate()
+  ueDefault.set('env', 'test')
+  defaults(ueDefault)
+  await new Promise((resolve) => ueDefault.listen(0, '127.0.0.1', resolve))
+  const exDefault = express()
+  exDefault.set('env', 'test')
+  defaults(exDefault)
+  const exDefaultServer = await new Promise((resolve) => {
+    const s = exDefault.listen(0, '127.0.0.1', () => resolve(s))
+  })
+  process.send({ uws: uwsPort, ultimate: ue.port, express: server.address().port, ultimateDefault: ueDefault.port, expressDefault: exDefaultServer.address().port })
   // The test ends the process; if it dies first, so does this.
   process.on('disconnect', () => process.exit(0))
 }
