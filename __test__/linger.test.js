@@ -77,8 +77,11 @@ test('a Drain counts what comes, ends at the last chunk, a byte bound, a time bo
   assert.ok(timed[1] >= 45, `the time bound after ${timed[1]} ms`)
 })
 
-/** One request on a raw socket; resolves with the parsed answer (or { closed: true }). */
-function exchange (port, request) {
+/**
+ * One request on a raw socket; resolves with the parsed answer (or { closed: true }).
+ * `later`: more of it, written 150 ms after the rest.
+ */
+function exchange (port, request, later = null) {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1')
     let got = Buffer.alloc(0)
@@ -92,7 +95,10 @@ function exchange (port, request) {
     })
     socket.on('error', () => {})
     socket.on('close', () => resolve({ closed: true, raw: got.toString('latin1') }))
-    socket.on('connect', () => socket.write(request))
+    socket.on('connect', () => {
+      socket.write(request)
+      if (later !== null) setTimeout(() => socket.write(later), 150)
+    })
   })
 }
 
@@ -315,23 +321,7 @@ test('the error reaches the application once the rest is dropped: at the body\'s
   }
   const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve(uWS.us_socket_local_port(token))))
   // 10 of 100 declared bytes at once; the rest 150 ms later, or never.
-  const send = (path, rest) => new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1')
-    let got = Buffer.alloc(0)
-    socket.on('data', (d) => {
-      got = Buffer.concat([got, d])
-      const r = parseOne(got)
-      if (r !== null) {
-        socket.destroy()
-        resolve(r)
-      }
-    })
-    socket.on('error', () => {})
-    socket.on('connect', () => {
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789`)
-      if (rest) setTimeout(() => socket.write('x'.repeat(90)), 150)
-    })
-  })
+  const send = (path, rest) => exchange(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789`, rest ? 'x'.repeat(90) : null)
   try {
     const bound = await send('/bound', false)
     assert.equal(bound.status, 413)

@@ -186,29 +186,27 @@ function defaults (app) {
   app.get('/next', (req, res) => res.send('next'))
 }
 
+/** An app of `framework` (ultimate or express) with `setup`'s routes, listening: its port. */
+function listen (framework, setup) {
+  const app = framework()
+  app.set('env', 'test')
+  setup(app)
+  return new Promise((resolve) => {
+    if (framework === ultimate) app.listen(0, '127.0.0.1', () => resolve(app.port))
+    else {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s.address().port))
+    }
+  })
+}
+
 async function main () {
-  const uwsPort = await bare()
-  const ue = ultimate()
-  ue.set('env', 'test')
-  routes(ue)
-  await new Promise((resolve) => ue.listen(0, '127.0.0.1', resolve))
-  const ex = express()
-  ex.set('env', 'test')
-  routes(ex)
-  const server = await new Promise((resolve) => {
-    const s = ex.listen(0, '127.0.0.1', () => resolve(s))
+  process.send({
+    uws: await bare(),
+    ultimate: await listen(ultimate, routes),
+    express: await listen(express, routes),
+    ultimateDefault: await listen(ultimate, defaults),
+    expressDefault: await listen(express, defaults)
   })
-  const ueDefault = ultimate()
-  ueDefault.set('env', 'test')
-  defaults(ueDefault)
-  await new Promise((resolve) => ueDefault.listen(0, '127.0.0.1', resolve))
-  const exDefault = express()
-  exDefault.set('env', 'test')
-  defaults(exDefault)
-  const exDefaultServer = await new Promise((resolve) => {
-    const s = exDefault.listen(0, '127.0.0.1', () => resolve(s))
-  })
-  process.send({ uws: uwsPort, ultimate: ue.port, express: server.address().port, ultimateDefault: ueDefault.port, expressDefault: exDefaultServer.address().port })
   // The test ends the process; if it dies first, so does this.
   process.on('disconnect', () => process.exit(0))
 }
