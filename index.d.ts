@@ -204,7 +204,9 @@ export type UwsRequestLike = { getHeader(name: string): string } | Record<string
 /**
  * Reads a uWS request body. Call synchronously in the route handler. Resolves with the
  * body or rejects with a BodyError (what the client sent or did); on abort it sets
- * `res.aborted = true`. Continuations and `onAborted` run in the caller's async context.
+ * `res.aborted = true`. A body refused before its end rejects once its rest is dropped
+ * (see LingerOptions), so any answer the handler then writes reaches the client.
+ * Continuations and `onAborted` run in the caller's async context.
  * @throws {TypeError} synchronously, before touching `res`, for the program's mistakes:
  *   a `res` that is not a uWS HttpResponse, a `req` that is neither an HttpRequest nor a
  *   headers object, a wrong option type or a limit string such as `' 10kb '`.
@@ -595,8 +597,9 @@ export interface AnswerErrorOptions {
  * Answers an error on a bare uWS response so that it reaches the client, also one still
  * sending a body that was refused: status from error.status (400-599, else 500), a short
  * JSON body { status, code, message } (code and message when the error is meant for the
- * client: BodyError, MulterError, `expose`), sent once the rest of the body has been
- * dropped (see LingerOptions). Does nothing once `res.aborted` is set.
+ * client: BodyError, MulterError, `expose`). On a body still arriving it is held until
+ * the rest is dropped, as any answer is (see LingerOptions). Does nothing once
+ * `res.aborted` is set.
  * @throws {TypeError} for a `res` that is not a uWS response or a bad option.
  */
 export function answerError(res: UwsAnswerableResponse, error: unknown, options?: AnswerErrorOptions): void
