@@ -118,7 +118,7 @@ class HeldAnswer {
       for (const [name, value] of this.headers) res.writeHeader(name, value)
       const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)
       if (this.ended === 'end') res.end(body, this.closeConnection)
-      else if (this.ended === 'head') res.endWithoutBody(this.reported, this.closeConnection)
+      else if (this.ended === 'head') res.endWithoutBody(...(this.reported === undefined ? [] : [this.reported, this.closeConnection]))
       else if (body.length !== 0) res.write(body)
     })
   }
