@@ -94,5 +94,8 @@ node -e '
   })' "$repo"
 
 echo "== the test suite, against the installed copy"
+# The examples too: examples.test.js runs them, and their `require('..')` is then the
+# installed copy, as a user's copy of an example would be.
 cp -r "$repo/__test__" node_modules/uws-body/__test__
+cp -r "$repo/examples" node_modules/uws-body/examples
 UWS_BODY_TEST_REPO="$repo" node "$repo/scripts/run-tests.js" --all node_modules/uws-body/__test__
