@@ -101,8 +101,8 @@ impl Body {
             // Bytes already received (a first chunk kept by the caller, and the next one):
             // the body has more than one chunk, so it likely ends where recent bodies of
             // unknown length ended, as far as the pool can tell (see push()). Sizing it to
-            // the first chunk instead cost a block and a move: 512 KiB in 64 KiB chunks
-            // took 1.06x the time (paired, 12 of 14 rounds).
+            // the first chunk instead cost a block and a move (docs/performance.md, row
+            // 'first block of an unknown length').
             let minimum = options.known_minimum.min(options.limit);
             let recent = Block::recent(to_usize(minimum), to_usize(options.limit));
             match recent.map_or_else(
@@ -175,8 +175,8 @@ impl Body {
                 // length, one of the whole length (returned since this body began); for
                 // an unknown one that already holds bytes (a first chunk is allocated
                 // exactly), the most recent idle block at least as large as the next
-                // doubling: the size recent bodies ended with. (4 MiB of unknown length in
-                // 64 KiB chunks: 2.65x the memcpy floor growing by doubling, 1.92x so.)
+                // doubling: the size recent bodies ended with (docs/performance.md, row
+                // 'growth into idle blocks').
                 let idle = match self.expected {
                     Some(e) => Block::idle(to_usize(e)),
                     None if !block.is_empty() => Block::recent(to_usize(target), to_usize(bound)),

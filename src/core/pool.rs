@@ -1,17 +1,17 @@
 //! A bounded pool of recycled body buffers.
 //!
-//! Fresh memory is slow here: a newly mapped page faults on first touch at ~2.2 us per
-//! 4 KiB, 5-20x the cost of copying into it, and glibc hands fresh mappings to every
-//! large allocation. A buffer that already held a body is warm. So blocks are allocated in
+//! Fresh memory is slow here: a newly mapped page faults on first touch, which costs
+//! several times copying into it (docs/performance.md, row 'fresh pages'), and glibc
+//! hands fresh mappings to every large allocation. A buffer that already held a body is warm. So blocks are allocated in
 //! size classes and, when a body's Buffer is collected, go back here for the next body of
 //! that class, up to a byte bound.
 //!
 //! Recency decides what stays. Each class hands out its most recently returned block
 //! first (the likeliest still in cache), and when a returned block does not fit under the
 //! bound, the least recently returned blocks of any class make room for it: the pool
-//! follows the current workload instead of keeping what an earlier one left. (Keeping the
-//! old blocks instead made a 64 MiB body fault in fresh memory every time once smaller
-//! bodies had filled the pool: 3.5x the memcpy floor, against 1.3x with this rule.)
+//! follows the current workload instead of keeping what an earlier one left: keeping the
+//! old blocks made a large body fault in fresh memory every time once smaller bodies had
+//! filled the pool (docs/performance.md, row 'pool recency').
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -169,9 +169,9 @@ fn class_size_at(index: usize) -> usize {
 /// A block left behind when a body grew into a larger one is kept only while the pool
 /// holds less than this share of its bound, and never displaces another block. Such
 /// blocks serve the growth of later bodies of unknown length, but a burst of concurrent
-/// uploads leaves one of every smaller class per upload (64 uploads of 8 MiB: 64 x
-/// (1 + 2 + 4) MiB), which would otherwise fill the whole bound with blocks nobody asks
-/// for again (bench "memory": 1.51x peak / held).
+/// uploads leaves one of every smaller class per upload (64 uploads of 8 MiB: 64 blocks
+/// each of 1, 2 and 4 MiB), which would otherwise fill the whole bound with blocks nobody asks
+/// for again (docs/performance.md, row 'leftover share').
 const LEFTOVER_SHARE: u64 = 4;
 
 /// Keeps a block left behind by growth (see LEFTOVER_SHARE), else frees it.

@@ -1,7 +1,7 @@
 //! A body's UTF-8 made one-byte when it can be. V8 stores a string whose characters are
 //! all U+0000-U+00FF in one byte each, and makes one from such bytes with a copy (N-API's
-//! latin1 strings); from UTF-8 it decodes byte by byte, which on Node 24 is 3-5x slower
-//! than Node's own Buffer.toString('utf8') (simdutf). Most text bodies are ASCII (then the
+//! latin1 strings); from UTF-8 it decodes byte by byte, which on Node 24 is slower than
+//! Node's own Buffer.toString('utf8') (simdutf; docs/performance.md, row 'UTF-8 decoding'). Most text bodies are ASCII (then the
 //! bytes are the string's already) or nearly (a few U+0080-U+00FF characters, two bytes
 //! each in UTF-8, one in Latin-1). Anything else, invalid UTF-8 included, is left to V8's
 //! decoder, so the string is always the one it would make.
@@ -14,8 +14,8 @@ pub fn utf8_to_latin1_in_place(bytes: &mut [u8]) -> Option<usize> {
         return Some(bytes.len());
     };
     // One pass, rewriting as it checks; a body that turns out not to fit is put back as it
-    // was (undo). Checking the whole body first cost as much as the rewrite (42 of 88 us
-    // for 512 KiB with an accent every 40 bytes), for the rare body that does not fit.
+    // was (undo). Checking the whole body first cost about as much as the rewrite, for the
+    // rare body that does not fit (docs/performance.md, row 'one-pass Latin-1 rewrite').
     let (mut read, mut write) = (first, first);
     while read < bytes.len() {
         let b = bytes[read];

@@ -127,7 +127,7 @@ pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) 
             let mut result = ptr::null_mut();
             // UTF-8 whose characters all fit one byte (ASCII, or nearly) is made a one-byte
             // string from its Latin-1 form, rewritten in the block itself: a copy, where
-            // V8's UTF-8 decoder is 3-5x slower on Node 24 than Buffer.toString('utf8').
+            // V8's UTF-8 decoder is slower (docs/performance.md, row 'UTF-8 decoding').
             let one_byte = match encoding as u32 {
                 string_encoding::LATIN1 | string_encoding::UTF16LE => None,
                 _ => text::utf8_to_latin1_in_place(block.as_mut_slice()),

@@ -95,10 +95,9 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Result<Value> {
 /// AllocateExternalBackingStore). External Buffers never pass there, so a server whose
 /// bodies are ours allocates almost no young JS memory, never scavenges, and waits for
 /// external-memory pressure to force full mark-compacts instead; the pool also refills
-/// only then. A 1-byte ArrayBuffer (~0.1 us) passes there and lets V8 see the young bytes.
-/// Measured (2000 x 1 MB bodies, one process): 24 mark-compacts and 222 ms without, 64
-/// scavenges, no mark-compact and 97-156 ms with (the JS tier: 164-192 ms in the same
-/// runs). If V8 drops that heuristic, this costs 0.1 us and changes nothing else.
+/// only then. A 1-byte ArrayBuffer passes there and lets V8 see the young bytes
+/// (docs/performance.md, row 'young-GC nudge'); if V8 drops that heuristic, it costs one
+/// small allocation and changes nothing else.
 ///
 /// # Safety
 /// `env` must be a live env on its own thread.

@@ -4,10 +4,8 @@
 //!
 //! streamCreate and multipartCreate, made once per stream or form, stay raw callbacks:
 //! napi-rs 3.16 runs every `#[napi]` function that takes arguments inside a native-borrow
-//! scope (an `Arc<Mutex<_>>` and a `Vec` allocated and freed, a lock, thread-local stacks
-//! pushed and popped): ~90 ns a call (setPoolLimit: 42 ns raw, 132 ns so), where a raw
-//! streamCreate takes ~175 ns; multipartCreate, with 13 arguments, took 15-20% longer
-//! (bench/create-cost.js, Node 20). stats takes no argument and skips the scope.
+//! scope (bench/RESULTS.md, "The calls made once per process, stream or form"). stats
+//! takes no argument and skips the scope.
 // napi-rs registers `#[napi]` items outside test builds only: `cargo test` sees them unused.
 #![cfg_attr(test, allow(dead_code))]
 

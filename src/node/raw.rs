@@ -1,7 +1,7 @@
 //! Thin, checked helpers over raw N-API. The hot functions are plain N-API callbacks
-//! rather than `#[napi]` items: a hand-written callback costs 15-17 ns a call, a `#[napi]`
-//! function 84-85 ns and a class method 215-220 ns (bench/call-cost.js, Node 20 and 24),
-//! and a body makes one call per chunk, a form one or two per part.
+//! rather than `#[napi]` items, because napi-rs's wrapper costs several times the call
+//! itself (bench/RESULTS.md, "Call cost by kind of export"), and a body makes one call per
+//! chunk, a form one or two per part.
 //!
 //! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
 //! here trusts an argument: each N-API status that matters is checked through `check`, and

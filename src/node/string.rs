@@ -16,9 +16,8 @@ use super::raw::{finalizer, Env, Value};
 use crate::core::Block;
 
 /// From this many bytes a one-byte string is made external. V8 copies a string of more
-/// than 128 KiB into a mapping of its own; at 512 KiB of text the external string costs
-/// 0.49-0.61x memcpy + Buffer.toString on Node 24 (5 of 6 runs; one 1.99), the copy
-/// 1.10-1.17x.
+/// than 128 KiB into a mapping of its own, which the external string avoids
+/// (docs/performance.md, row 'external strings').
 pub const EXTERNAL_MIN: usize = 256 << 10;
 
 /// 0: not yet known; 1: node_api_create_external_string_latin1 exists; 2: it does not.

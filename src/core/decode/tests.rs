@@ -52,7 +52,7 @@ const ENCODERS: [Encoder; 5] = [
     ("zstd", zstd),
 ];
 
-/// Compressible, JSON-like bytes (about 5-10x smaller encoded).
+/// Compressible, JSON-like bytes.
 fn text(len: usize) -> Vec<u8> {
     let mut seed = 7u32;
     let mut out = Vec::with_capacity(len);
