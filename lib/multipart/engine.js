@@ -1,55 +1,43 @@
 'use strict'
 // The multipart engine behind readMultipart (bare uWS) and multipart() (multer's API):
 // one request's form, from its bytes to its fields and stored files, or to one error
-// with everything it stored removed. The adapters (./read.js, ./multer.js) only wire the
-// source of the bytes and shape the result.
+// with everything it stored removed. Its states and what moves it between them are in
+// ./lifecycle.js; the adapters (./read.js, ./multer.js) wire the source of the bytes
+// and shape the result.
 //
 // Where each file's bytes go, chosen per part (./upload.js drives the native parser):
 // - memory storage whose file filter answers before it returns: ARENA, copied once into
 //   the request's one shared native block; file.buffer is a view of it;
 // - any other storage engine: STREAM, a Readable `file.stream` fed the parser's Buffers
-//   (each byte copied once, from uWS) and read by the engine's `_handleFile`; at most
-//   STORING_MAX files are with their engine at once, the others wait their turn;
+//   and read by the engine's `_handleFile`, taking turns (./turns.js);
 // - a filter that answers later: PENDING, the Buffers held until it answers, then handed
 //   on as above. As in multer, such a file is held to fileSize only if the filter accepts
 //   it: past fileSize its bytes are dropped, and an acceptance then is LIMIT_FILE_SIZE.
-// Backpressure: while a file's stream (or an undecided file's held Buffers) holds more
-// than highWaterMark, the source is paused; bytes the source still delivers after that
-// (uWS 20.57 hands over the socket's whole kernel queue) are kept and counted, and the
-// source resumes only once every such file is back under its mark.
-//
-// Failure is one path: the first error wins; the parser stops (its memory freed), files
-// still flowing end with the error, and once every file handed to a storage engine has
-// called back, each file it stored, or began to write (it has a `path`), is removed
-// through `_removeFile`; then the adapter is told, with `storageErrors`. Whatever the
-// application's callbacks (fileFilter, a storage engine) throw, or pass to their
-// callbacks, is that request's error. Once the form is complete the engine lets go of
-// everything it held, so a client trickling an epilogue pins nothing.
+// Backpressure (./valve.js): while a file's stream (or an undecided file's held Buffers)
+// holds more than highWaterMark, the source is paused; what it still delivers (uWS hands
+// over the socket's whole kernel queue) is kept, and it resumes once every such file is
+// back under its mark. Whatever the application's callbacks (fileFilter, a storage
+// engine) throw, or pass to their callbacks, is that request's error.
 const { Buffer } = require('node:buffer')
 const { Readable } = require('node:stream')
 const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
 const { isArenaStorage } = require('./storage')
 const { nativeLimits } = require('./limits')
 const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
+const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next } = require('./lifecycle')
+const { Valve } = require('./valve')
+const { Turns } = require('./turns')
+const { FieldState, FileState, fileEntry, inArena } = require('./parts')
+const { removeAll, removeLate } = require('./removal')
 const errors = require('../errors')
 const { startTimer } = require('../timeout')
 const { keepShape } = require('./shapes')
 
-// Files with their storage engine at once: each disk file is an open descriptor, each
-// object-store file a connection; a form of 50 000 tiny files must not open them all.
-// A few in flight hide the latency of each engine's round trips (50 000 one-byte files
-// to disk: 37 s one at a time here, 13 s eight at a time).
-const STORING_MAX = 8
 // After a failure, how long the engine waits for storage engines to call back (each is
 // told through its destroyed file.stream) before the error goes out without them: an
 // engine that never calls back must not hold the request's answer forever. A file such
 // an engine stores later is removed as soon as it says so.
 const STORAGE_GRACE = 5000
-// The most bytes of complete files still with their engines, in highWaterMarks, before
-// the client waits: 4 MiB at the 512 KiB default, so a few small files finish side by
-// side and a large one finishes before the next one starts. 50 files of 10 MiB into a
-// slow object store otherwise put hundreds of MiB in its buffers.
-const FINISHING_MAX = 8
 
 /**
  * options (./options.js commonOptions, shared by the requests of one configuration): {
@@ -81,30 +69,40 @@ class MultipartEngine {
     this.arena = isArenaStorage(request.storage)
     this.limits = request.limits
     this.req = request.req
-    this.source = null
+    this.state = READING // ./lifecycle.js; changed by transition() alone
+    this.valve = new Valve()
     this.upload = null
+    this.clearTimer = null
     this.received = 0
     this.fieldChars = 0
     this.current = null // the part being read: a FieldState or a FileState
     this.parts = 0
-    this.readFinished = false
     this.pending = 0 // files not yet stored or dropped
-    this.storing = 0 // files with their engine now
-    this.waiting = [] // files waiting for a turn with their engine
-    this.queue = { holding: false } // holds the source while files wait
-    this.finishingBytes = 0 // bytes of the files with their engine, complete, not stored
-    this.finishers = { holding: false } // holds the source while those are too many
+    this.turns = new Turns(this.valve, options.highWaterMark)
     this.touched = [] // files an engine stored or began to write: removed on failure
     this.arenaFiles = []
     this.flowing = NOT_FLOWING // files whose data still flows (their stream, their pieces)
-    this.holds = 0 // reasons the source is paused
-    this.failed = null
-    this.cleaning = false
-    this.finished = false
-    this.clearTimer = null
-    this.grace = null // the wait for storage engines after a failure
+    this.error = null // FAILING, REMOVING, ENDED: the request's one error
+    this.grace = null // FAILING: the wait for storage engines
+    this.outcome = null // ENDED: what the adapter is told once the application's calls returned
     this.depth = 0 // calls into the application under way (guarded)
-    this.outcome = null // the end, told to the adapter once they returned
+  }
+
+  /** The one place the state changes: `event` in this state (./lifecycle.js), then its entry. */
+  transition (event, err) {
+    const to = next(this.state, event)
+    if (to === null) return
+    this.state = to
+    switch (to) {
+      case FAILING: return this.enterFailing(err)
+      case REMOVING: return this.enterRemoving()
+      case ENDED: return this.enterEnded(event === REFUSED ? null : { adapter: this.adapter, err: this.error })
+    }
+  }
+
+  /** No file left with an engine or its filter: that ends what waited for it. */
+  settle () {
+    if (this.pending <= 0) this.transition(IDLE)
   }
 
   /**
@@ -112,7 +110,7 @@ class MultipartEngine {
    * which then only has to drain the body), else returns true.
    */
   start (source) {
-    this.source = source
+    this.valve.open(source)
     const o = this.options
     const expected = this.contentLength
     if (expected > o.limit) return this.refuse(errors.tooLarge(o.limit, expected, 0))
@@ -128,8 +126,7 @@ class MultipartEngine {
   }
 
   refuse (err) {
-    this.finished = true
-    this.letGo()
+    this.transition(REFUSED)
     return err
   }
 
@@ -142,7 +139,7 @@ class MultipartEngine {
       this.upload.write(chunk)
       if (isLast && this.upload !== null) this.upload.end()
     })
-    if (isLast && !this.readFinished && this.failed === null) {
+    if (isLast && this.state === READING) {
       // end() settles every well-formed or malformed body; this is only a safety net.
       this.fail(errors.multipartError({ code: 'ERR_MULTIPART_TRUNCATED', reason: 'body' }))
     }
@@ -168,7 +165,7 @@ class MultipartEngine {
 
   /** The source went away before the end (a client abort). */
   abort () {
-    if (this.finished) return
+    if (this.state === ENDED) return
     this.fail(errors.aborted(this.contentLength, this.received))
   }
 
@@ -176,7 +173,7 @@ class MultipartEngine {
 
   part (head) {
     this.current = null
-    if (this.failed !== null) return SKIP
+    if (this.error !== null) return SKIP
     if (!head.isFile) {
       // A field without a name is refused at its end, as multer does (so a limit its
       // value breaks meanwhile is the error): its value is not kept.
@@ -189,7 +186,7 @@ class MultipartEngine {
   field (value) {
     const state = this.current
     this.current = null
-    if (this.failed !== null) return
+    if (this.error !== null) return
     const head = state.head
     if (head.name === null) return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
     const limits = this.limits
@@ -242,7 +239,7 @@ class MultipartEngine {
       if (state.decided) return
       state.decided = true
       if (sync) {
-        state.accepted = !err && Boolean(include) && this.failed === null
+        state.accepted = !err && Boolean(include) && this.error === null
         if (!state.accepted) this.dropFile(state)
         if (err) this.fail(err)
         return
@@ -286,7 +283,7 @@ class MultipartEngine {
 
   /** The filter answered after its part began: the held data goes where it says. */
   decided (state, err, include) {
-    if (this.failed !== null || this.finished) {
+    if (this.error !== null || this.state === ENDED) {
       this.unhold(state)
       return this.settleOne(state)
     }
@@ -300,7 +297,7 @@ class MultipartEngine {
       this.unhold(state)
       this.dropFile(state)
       if (reading) this.upload.setSink(SKIP)
-      return this.maybeDone()
+      return this.settle()
     }
     if (state.over) {
       this.unhold(state)
@@ -308,7 +305,7 @@ class MultipartEngine {
       return this.fail(errors.multipartError({ code: 'LIMIT_FILE_SIZE', max: this.limits.fileSize }, state.file.fieldname, state.file.originalname))
     }
     state.accepted = true
-    this.release(state)
+    this.valve.release(state)
     // From now on the parser holds the file to fileSize (its bytes so far count).
     if (reading) this.upload.setSink(STREAM)
     if (this.arena) {
@@ -323,7 +320,7 @@ class MultipartEngine {
     if (state === null || state.isField) return
     state.size += buffer.length
     if (state.stream !== null) {
-      if (!state.stream.push(buffer)) this.hold(state)
+      if (!state.stream.push(buffer)) this.valve.hold(state)
       return
     }
     if (!state.decided) {
@@ -333,7 +330,7 @@ class MultipartEngine {
         state.over = true
         state.pieces = []
         state.held = 0
-        this.release(state)
+        this.valve.release(state)
         this.upload.setSink(SKIP)
         return
       }
@@ -342,7 +339,7 @@ class MultipartEngine {
       state.pieces.push(buffer)
       state.held += buffer.length
       // Memory storage keeps the whole file anyway; only an undecided one pauses.
-      if (!state.decided && state.held > this.options.highWaterMark) this.hold(state)
+      if (!state.decided && state.held > this.options.highWaterMark) this.valve.hold(state)
     }
   }
 
@@ -359,18 +356,18 @@ class MultipartEngine {
         this.arenaFiles.push(state)
       } else if (state.stream !== null) {
         state.stream.push(null)
-        if (state.started) this.countFinishing(state)
+        if (state.started) this.turns.finishing(state)
       } else if (state.decided && state.accepted && this.arena) {
         this.storeHeld(state)
       }
     }
-    if (this.failed === null && ++this.parts > this.limits.parts) {
+    if (this.error === null && ++this.parts > this.limits.parts) {
       this.fail(errors.multipartError({ code: 'LIMIT_PART_COUNT', max: this.limits.parts }))
     }
   }
 
   done (arena) {
-    this.readFinished = true
+    this.transition(BODY_READ)
     this.upload = null
     const empty = arena === null ? Buffer.alloc(0) : null
     let last = null
@@ -393,14 +390,21 @@ class MultipartEngine {
     }
     // The body may go on (an epilogue): the source reads and drops it.
     this.releaseAll()
-    this.maybeDone()
+    this.settle()
   }
 
-  // The native parser refused the body: `fields` are its error's.
+  /** The request's error (`fields`: the native parser's, when it refused the body). */
   fail (fields) {
     const err = fields instanceof Error ? fields : this.nativeError(fields)
-    if (this.failed !== null || this.finished) return
-    this.failed = err
+    this.transition(FAILED, err)
+  }
+
+  /**
+   * Files still flowing end with the error, those that never reached their engine are
+   * dropped; then the wait for those with their engines, bounded by STORAGE_GRACE.
+   */
+  enterFailing (err) {
+    this.error = err
     if (this.upload !== null) {
       this.upload.abort()
       this.upload = null
@@ -417,9 +421,7 @@ class MultipartEngine {
     if (cutInMemory && !keepCut && current.stream === null && !this.flowing.has(current)) {
       this.adapter.fileDropped(current.token)
     }
-    for (const state of this.waiting) this.settleWaiting(state)
-    this.waiting = []
-    this.release(this.queue)
+    for (const state of this.turns.drop()) this.settleWaiting(state)
     for (const state of [...this.flowing]) {
       if (state.stream !== null && state.started) {
         // A file still arriving will not be whole. Its stream is ended where it stopped,
@@ -434,22 +436,21 @@ class MultipartEngine {
         if (!state.decided) continue // counted down when the filter answers
         if (state === current && keepCut) {
           this.pending--
-          this.maybeCleanup()
+          this.settle()
         } else {
           this.settleOne(state)
         }
       }
     }
     this.releaseAll()
-    if (this.pending > 0) {
+    if (this.state === FAILING && this.pending > 0) {
       this.grace = setTimeout(() => {
         this.grace = null
-        this.pending = 0
-        this.maybeCleanup()
+        this.transition(GRACE_OVER)
       }, STORAGE_GRACE)
       this.grace.unref()
     }
-    this.maybeCleanup()
+    this.settle()
   }
 
   /**
@@ -490,44 +491,38 @@ class MultipartEngine {
     this.flowing.delete(state)
     this.adapter.fileStored(state.token, { ...state.file, buffer, size: buffer.length })
     this.pending--
-    this.maybeDone()
+    this.settle()
   }
 
   /** The file's data flows into `file.stream`; its engine reads it when its turn comes. */
   toEngine (state) {
     const stream = new Readable({
       highWaterMark: this.options.highWaterMark,
-      read: () => this.release(state)
+      read: () => this.valve.release(state)
     })
     state.stream = stream
     // A stream ended with the request's error before its engine listens for one.
     stream.on('error', () => {})
     this.flow(state)
     Object.defineProperty(state.file, 'stream', { configurable: true, enumerable: false, value: stream })
-    for (const piece of state.pieces) if (!stream.push(piece)) this.hold(state)
+    for (const piece of state.pieces) if (!stream.push(piece)) this.valve.hold(state)
     state.pieces = []
     state.held = 0
     if (state.ended) stream.push(null)
-    if (this.storing < STORING_MAX) return this.store(state)
-    // A file waits its turn: the client waits too, so a form of many small files cannot
-    // queue them all in memory (only what uWS still hands over after the pause).
-    this.waiting.push(state)
-    this.hold(this.queue)
+    if (this.turns.free()) return this.store(state)
+    this.turns.wait(state)
   }
 
   /** Hands the file to its engine. */
   store (state) {
-    this.storing++
-    state.started = true
-    if (state.ended) this.countFinishing(state)
+    this.turns.began(state)
     let called = false
     const onStored = this.later((err, info) => {
       if (called) return
       called = true
-      this.storing--
-      this.uncountFinishing(state)
+      this.turns.ended(state)
       this.flowing.delete(state)
-      this.release(state)
+      this.valve.release(state)
       const file = state.file
       // (Zero already when the grace after a failure ran out.)
       if (this.pending > 0) this.pending--
@@ -535,25 +530,24 @@ class MultipartEngine {
         this.adapter.fileDropped(state.token)
         // What a failing engine began to write is on disk in part (multer's rule: a
         // file with a path is removed).
-        if (file.path && this.cleaning) this.removeLate(storage, req, file)
+        if (file.path && this.removalBegan()) removeLate(storage, req, file)
         else if (file.path) this.touched.push(file)
-        if (this.failed === null) this.fail(err)
-        else this.maybeCleanup()
+        if (this.error === null) this.fail(err)
+        else this.settle()
       } else {
         const stored = { ...file, ...info }
         if (stored.size === undefined) stored.size = state.size
-        if (this.cleaning) {
+        if (this.removalBegan()) {
           // Stored after the failure's removals began (past the grace, say): removed now.
-          return this.removeLate(storage, req, stored)
+          return removeLate(storage, req, stored)
         }
         this.touched.push(stored)
         // A file the failure cut off is removed and never described: its { fieldname }
         // placeholder stays, as multer leaves it when next(err) runs, but past fileSize
         // multer drops it.
         if (!state.stream.truncated) this.adapter.fileStored(state.token, stored)
-        else if (this.failed.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
-        if (this.failed !== null) this.maybeCleanup()
-        else this.maybeDone()
+        else if (this.error.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
+        this.settle()
       }
       this.nextTurn()
     })
@@ -567,35 +561,9 @@ class MultipartEngine {
     })
   }
 
-  removeLate (storage, req, file) {
-    try {
-      storage._removeFile(req, file, () => {})
-    } catch {}
-  }
-
   nextTurn () {
-    if (this.failed !== null || this.finished) return
-    while (this.storing < STORING_MAX && this.waiting.length > 0) this.store(this.waiting.shift())
-    if (this.waiting.length === 0) this.release(this.queue)
-  }
-
-  /**
-   * A file whose data is all with its engine, not stored yet (an object store still
-   * sending its last parts, a disk flushing): while such files hold more than
-   * FINISHING_MAX highWaterMarks together, the client waits. The next files would
-   * otherwise start while earlier ones still hold their bytes in the engines.
-   */
-  countFinishing (state) {
-    state.finishing = true
-    this.finishingBytes += state.size
-    if (this.finishingBytes > FINISHING_MAX * this.options.highWaterMark) this.hold(this.finishers)
-  }
-
-  uncountFinishing (state) {
-    if (!state.finishing) return
-    state.finishing = false
-    this.finishingBytes -= state.size
-    if (this.finishingBytes <= FINISHING_MAX * this.options.highWaterMark) this.release(this.finishers)
+    if (this.error !== null || this.state === ENDED) return
+    for (let state; (state = this.turns.next()) !== null;) this.store(state)
   }
 
   /** `state`'s data flows (into its stream, or held): it is tracked until it stops. */
@@ -622,85 +590,50 @@ class MultipartEngine {
     state.pieces = []
     state.held = 0
     this.flowing.delete(state)
-    this.release(state)
+    this.valve.release(state)
   }
 
   settleOne (state) {
     this.adapter.fileDropped(state.token)
     this.pending--
-    this.maybeCleanup()
+    this.settle()
   }
 
-  // ---- backpressure ----
-
-  hold (state) {
-    if (state.holding || this.finished) return
-    state.holding = true
-    if (this.holds++ === 0) this.source.pause()
-  }
-
-  release (state) {
-    if (!state.holding) return
-    state.holding = false
-    if (--this.holds === 0 && !this.finished) this.source.resume()
-  }
-
+  /** Every holder lets go: the source reads on. */
   releaseAll () {
     for (const state of this.flowing) state.holding = false
-    this.queue.holding = false
-    this.finishers.holding = false
-    if (this.holds !== 0 && this.source !== null) {
-      this.holds = 0
-      this.source.resume()
-    }
+    this.turns.letGoHolds()
+    this.valve.resume()
   }
 
   // ---- the end ----
 
-  maybeDone () {
-    if (this.failed !== null) return this.maybeCleanup()
-    if (this.readFinished && this.pending === 0 && !this.finished) this.finish(null)
+  /** True once a failure's removals began: a file stored from now on is removed at once. */
+  removalBegan () {
+    return this.state === REMOVING || (this.state === ENDED && this.error !== null)
   }
 
-  maybeCleanup () {
-    if (this.failed === null || this.finished || this.cleaning || this.pending > 0) return
-    this.cleaning = true
-    const err = this.failed
+  /** Each file an engine stored, or began to write, is removed; then the error goes out. */
+  enterRemoving () {
+    if (this.grace !== null) {
+      clearTimeout(this.grace)
+      this.grace = null
+    }
+    // Nothing is waited for any more: an engine that calls back later is told nothing.
+    this.pending = 0
     const files = this.touched
     this.touched = []
-    const storageErrors = []
-    const removeNext = (i) => {
-      if (i === files.length) {
-        err.storageErrors = storageErrors
-        return this.finish(err)
-      }
-      const file = files[i]
-      let called = false
-      const after = (removeErr) => {
-        if (called) return
-        called = true
-        if (removeErr) {
-          removeErr.file = file
-          removeErr.field = file.fieldname
-          storageErrors.push(removeErr)
-        }
-        setImmediate(removeNext, i + 1)
-      }
-      try {
-        this.storage._removeFile(this.req, file, after)
-      } catch (removeErr) {
-        after(removeErr)
-      }
-    }
-    removeNext(0)
+    removeAll(this.storage, this.req, files, (storageErrors) => {
+      this.error.storageErrors = storageErrors
+      this.transition(REMOVED)
+    })
   }
 
-  finish (err) {
-    if (this.finished) return
-    this.finished = true
-    this.outcome = { adapter: this.adapter, err }
+  /** `outcome` (null when refused: start()'s caller tells the adapter) goes out once the application's calls returned. */
+  enterEnded (outcome) {
+    this.outcome = outcome
     this.letGo()
-    if (this.depth === 0) this.deliver()
+    if (outcome !== null && this.depth === 0) this.deliver()
   }
 
   deliver () {
@@ -724,37 +657,20 @@ class MultipartEngine {
       this.upload.abort()
       this.upload = null
     }
-    if (this.holds !== 0 && this.source !== null) {
-      this.holds = 0
-      this.source.resume()
-    }
-    // The source's controls may hold the request (and so req.files) alive.
-    this.source = null
+    this.valve.shutOff()
     this.adapter = NO_ADAPTER
     this.storage = null
     this.req = null
     this.fileFilter = null
     this.options = LET_GO
     this.current = null
-    this.waiting.length = 0
+    this.turns.waiting.length = 0
     this.touched.length = 0
     this.arenaFiles.length = 0
     this.flowing = NOT_FLOWING
     this.contentType = null
-    if (this.failed === null) keepShape('engine', this)
+    if (this.error === null) keepShape('engine', this)
   }
-}
-
-/** A file as its part begins: what the part's head says of it. */
-function fileEntry (fieldname, originalname, encoding, mimetype) {
-  return { fieldname, originalname, encoding, mimetype }
-}
-
-/** A memory storage file, complete: its bytes are `buffer`, a range of the arena. */
-function inArena (file, size, buffer) {
-  file.size = size
-  file.buffer = buffer
-  return file
 }
 
 const EMPTY_BUFFER = Buffer.alloc(0)
@@ -765,31 +681,4 @@ const NOT_FLOWING = new Set()
 const LET_GO = Object.freeze({ limit: Infinity })
 const NO_ADAPTER = { field: noop, fileBegin: noop, fileStored: noop, fileDropped: noop, done: noop, fail: noop }
 
-class FieldState {
-  constructor (head) {
-    this.isField = true
-    this.head = head
-  }
-}
-
-class FileState {
-  constructor (file) {
-    this.isField = false
-    this.file = file
-    this.token = null
-    this.decided = false // the filter answered
-    this.accepted = false
-    this.ended = false // the part's data is complete
-    this.pieces = [] // data held until the answer (or, memory storage, until the end)
-    this.held = 0
-    this.size = 0 // bytes of the part so far
-    this.over = false // more than fileSize of them before the answer
-    this.stream = null
-    this.started = false // handed to its engine
-    this.holding = false
-    this.finishing = false // all with its engine, not stored yet: counted in finishingBytes
-    this.range = null
-  }
-}
-
-module.exports = { MultipartEngine, STORING_MAX }
+module.exports = { MultipartEngine }

@@ -1,0 +1,266 @@
+'use strict'
+// The multipart lifecycle (lib/multipart/lifecycle.js): its table, pair by pair, against
+// one written out here; then the engine driven into each state and hit by each failure
+// (the client going away, a limit, a malformed form, a storage engine failing at once or
+// later, the timeout). After each: one outcome for the request (the first error, or done
+// when the failure can no longer arrive), every file an engine began removed, the source
+// not left paused, nothing held.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { MultipartEngine } = require('../lib/multipart/engine')
+const lifecycle = require('../lib/multipart/lifecycle')
+const { commonOptions } = require('../lib/multipart/options')
+const { parseLimits } = require('../lib/multipart/limits')
+
+const { READING, STORING, FAILING, REMOVING, ENDED } = lifecycle
+const { REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED } = lifecycle
+
+test('the table: every state and event, what it leads to or that it is ignored', () => {
+  const expected = {
+    [READING]: { [REFUSED]: ENDED, [BODY_READ]: STORING, [IDLE]: null, [FAILED]: FAILING, [GRACE_OVER]: null, [REMOVED]: null },
+    [STORING]: { [REFUSED]: null, [BODY_READ]: null, [IDLE]: ENDED, [FAILED]: FAILING, [GRACE_OVER]: null, [REMOVED]: null },
+    [FAILING]: { [REFUSED]: null, [BODY_READ]: null, [IDLE]: REMOVING, [FAILED]: null, [GRACE_OVER]: REMOVING, [REMOVED]: null },
+    [REMOVING]: { [REFUSED]: null, [BODY_READ]: null, [IDLE]: null, [FAILED]: null, [GRACE_OVER]: null, [REMOVED]: ENDED },
+    [ENDED]: { [REFUSED]: null, [BODY_READ]: null, [IDLE]: null, [FAILED]: null, [GRACE_OVER]: null, [REMOVED]: null }
+  }
+  assert.deepEqual(lifecycle.STATES, Object.keys(expected))
+  for (const state of lifecycle.STATES) {
+    assert.deepEqual(lifecycle.EVENTS, Object.keys(expected[state]))
+    for (const event of lifecycle.EVENTS) {
+      assert.equal(lifecycle.next(state, event), expected[state][event], `${event} in ${state}`)
+    }
+  }
+  // ENDED is reached from every state, and left by nothing.
+  const reached = new Set([READING])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const state of reached) {
+      for (const to of Object.values(lifecycle.TRANSITIONS[state])) if (!reached.has(to)) { reached.add(to); grew = true }
+    }
+  }
+  assert.deepEqual([...reached].sort(), [...lifecycle.STATES].sort())
+  assert.deepEqual(lifecycle.TRANSITIONS[ENDED], {})
+})
+
+const B = 'LiFeCyClE'
+const CONTENT_TYPE = `multipart/form-data; boundary=${B}`
+const LIMIT = 4096
+const TIMEOUT = 40
+const filePart = (name) => `--${B}\r\nContent-Disposition: form-data; name="f"; filename="${name}"\r\n\r\n`
+const nextPart = (name) => `\r\n${filePart(name)}`
+const END = `\r\n--${B}--\r\n`
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const ticks = async () => { for (let i = 0; i < 5; i++) await new Promise(setImmediate) }
+
+/** A storage engine the test answers for: each file's callback, each removal's, is held until said. */
+function heldStorage ({ holdRemovals = false } = {}) {
+  const storage = {
+    handled: [],
+    removed: [],
+    removals: [],
+    throwNext: false,
+    _handleFile (req, file, cb) {
+      if (storage.throwNext) throw new Error('storage error at once')
+      file.path = `/held/${file.originalname}`
+      const entry = { file, bytes: 0, answered: false }
+      entry.answer = (err) => {
+        if (entry.answered) return
+        entry.answered = true
+        if (err) cb(err)
+        else cb(null, { size: entry.bytes })
+      }
+      storage.handled.push(entry)
+      file.stream.on('data', (b) => { entry.bytes += b.length })
+    },
+    _removeFile (req, file, cb) {
+      storage.removed.push(file.path)
+      if (holdRemovals) storage.removals.push(cb)
+      else cb(null)
+    },
+    /** The first file not answered yet, answered. */
+    answerNext (err) {
+      const entry = storage.handled.find((e) => !e.answered)
+      if (entry !== undefined) entry.answer(err)
+    },
+    answerAll () {
+      for (const entry of storage.handled) entry.answer(null)
+      for (const cb of storage.removals.splice(0)) cb(null)
+    }
+  }
+  return storage
+}
+
+function open ({ timeout = 0, holdRemovals = false } = {}) {
+  const storage = heldStorage({ holdRemovals })
+  const outcomes = []
+  const adapter = {
+    field () {},
+    fileBegin () { return null },
+    fileStored () {},
+    fileDropped () {},
+    done () { outcomes.push('done') },
+    fail (err) { outcomes.push(err) }
+  }
+  const calls = []
+  const source = { pause () { calls.push('pause') }, resume () { calls.push('resume') } }
+  const options = commonOptions({ limit: LIMIT, timeout, highWaterMark: 16 }, storage)
+  const engine = new MultipartEngine(options, {
+    contentType: CONTENT_TYPE,
+    contentLength: -1,
+    contentEncoding: null,
+    limits: parseLimits(undefined),
+    storage,
+    fileFilter: null,
+    req: null
+  }, adapter)
+  assert.equal(engine.start(source), true)
+  const write = (text, last = false) => engine.write(Buffer.from(text, 'latin1'), last)
+  return { engine, storage, outcomes, calls, write }
+}
+
+// How each state is reached, and the error that put it there (if any).
+const STATES = {
+  // A file with its engine, its bytes still arriving.
+  [READING]: (ctx) => {
+    ctx.write(filePart('a') + 'x'.repeat(100))
+  },
+  // The body read; STORING_MAX files with their engines, one more waiting for its turn.
+  [STORING]: (ctx) => {
+    let body = filePart('a0') + 'x'.repeat(10)
+    for (let i = 1; i < 9; i++) body += nextPart(`a${i}`) + 'x'.repeat(10)
+    ctx.write(body + END, true)
+  },
+  // The client went away mid-file; the engine waits for the file's engine.
+  [FAILING]: (ctx) => {
+    ctx.write(filePart('a') + 'x'.repeat(100))
+    ctx.engine.abort()
+    return 'ECONNABORTED'
+  },
+  // The same, the engine has called back: the removal of its file is under way.
+  [REMOVING]: (ctx) => {
+    ctx.write(filePart('a') + 'x'.repeat(100))
+    ctx.engine.abort()
+    ctx.storage.answerNext(null)
+    return 'ECONNABORTED'
+  },
+  // Done: the form read and its file stored.
+  [ENDED]: (ctx) => {
+    ctx.write(filePart('a') + 'x'.repeat(10) + END, true)
+    ctx.storage.answerNext(null)
+    return 'done'
+  }
+}
+
+// Each failure as it arrives, and what it is when it counts.
+const FAILURES = {
+  'client abort': { hit: (ctx) => ctx.engine.abort(), code: 'ECONNABORTED' },
+  limit: { hit: (ctx) => ctx.write('z'.repeat(LIMIT + 1)), code: 'ERR_BODY_TOO_LARGE', needsBody: true },
+  'parse error': { hit: (ctx) => ctx.write('cut', true), code: 'ERR_MULTIPART_TRUNCATED', needsBody: true },
+  // The next file handed to its engine: a new part, or in STORING the one waiting its turn.
+  'storage error at once': {
+    hit: (ctx) => {
+      ctx.storage.throwNext = true
+      if (ctx.engine.state === STORING) ctx.storage.answerNext(null)
+      else ctx.write(nextPart('b') + 'y')
+      ctx.storage.throwNext = false
+    },
+    message: 'storage error at once'
+  },
+  'storage error later': { hit: (ctx) => ctx.storage.answerNext(new Error('storage error later')), message: 'storage error later' },
+  timeout: { hit: () => sleep(TIMEOUT * 2), code: 'ERR_BODY_TIMEOUT', timeout: true }
+}
+
+for (const [state, reach] of Object.entries(STATES)) {
+  for (const [name, failure] of Object.entries(FAILURES)) {
+    test(`${name} in ${state}`, async () => {
+      const ctx = open({ timeout: failure.timeout ? TIMEOUT : 0, holdRemovals: state === REMOVING })
+      const before = reach(ctx)
+      assert.equal(ctx.engine.state, state)
+      await failure.hit(ctx)
+      // What was held is answered; a late storage error in REMOVING is then a second answer.
+      ctx.storage.answerAll()
+      await ticks()
+      ctx.storage.answerAll()
+      await ticks()
+
+      assert.equal(ctx.outcomes.length, 1, 'one outcome for the request')
+      const outcome = ctx.outcomes[0]
+      // A failure that can no longer arrive (the body is read) changes nothing.
+      const counts = state === READING || (state === STORING && !failure.needsBody)
+      if (before !== undefined && before !== 'done') {
+        assert.equal(outcome.code, before, 'the first error wins')
+      } else if (before === 'done' || !counts) {
+        assert.equal(outcome, 'done')
+      } else if (failure.code !== undefined) {
+        assert.equal(outcome.code, failure.code)
+      } else {
+        assert.equal(outcome.message, failure.message)
+      }
+      assert.equal(ctx.engine.state, ENDED)
+      if (outcome !== 'done') {
+        const began = ctx.storage.handled.map((e) => e.file.path)
+        for (const path of began) assert.ok(ctx.storage.removed.includes(path), `${path} removed`)
+        assert.ok(Array.isArray(outcome.storageErrors))
+      } else {
+        assert.deepEqual(ctx.storage.removed, [])
+      }
+      const paused = ctx.calls.filter((c) => c === 'pause').length
+      if (paused > 0) assert.equal(ctx.calls.at(-1), 'resume', 'the source is not left paused')
+      assert.equal(ctx.engine.upload, null)
+      assert.equal(ctx.engine.valve.source, null)
+      assert.equal(ctx.engine.turns.waiting.length, 0)
+      assert.equal(ctx.engine.flowing.size, 0)
+      assert.equal(ctx.engine.outcome, null)
+    })
+  }
+}
+
+test('refused up front: ENDED at once, start() answers with the error, the adapter hears nothing', () => {
+  const ctx = open()
+  const err = ctx.engine.refuse(new Error('refused'))
+  assert.equal(err.message, 'refused')
+  assert.equal(ctx.engine.state, ENDED)
+  ctx.engine.abort()
+  ctx.write('anything', true)
+  assert.deepEqual(ctx.outcomes, [])
+})
+
+test('an engine that never calls back: the grace runs out, the error goes out, its file is removed when it does', async () => {
+  const ctx = open()
+  ctx.write(filePart('a') + 'x'.repeat(100))
+  ctx.engine.abort()
+  assert.equal(ctx.engine.state, FAILING)
+  await sleep(5200)
+  assert.equal(ctx.outcomes.length, 1)
+  assert.equal(ctx.outcomes[0].code, 'ECONNABORTED')
+  assert.deepEqual(ctx.storage.removed, [])
+  ctx.storage.answerNext(null)
+  assert.deepEqual(ctx.storage.removed, ['/held/a'])
+  assert.equal(ctx.outcomes.length, 1)
+})
+
+test('a removal that throws is one of the error\'s storageErrors, not a second outcome', async () => {
+  const ctx = open()
+  ctx.storage._removeFile = () => { throw new Error('cannot remove') }
+  ctx.write(filePart('a') + 'x'.repeat(100))
+  ctx.engine.abort()
+  ctx.storage.answerNext(null)
+  await ticks()
+  assert.equal(ctx.outcomes.length, 1)
+  assert.equal(ctx.outcomes[0].code, 'ECONNABORTED')
+  assert.deepEqual(ctx.outcomes[0].storageErrors.map((e) => [e.message, e.field]), [['cannot remove', 'f']])
+})
+
+test('a filter that answers after the failure: its file is dropped, still one error', async () => {
+  const ctx = open()
+  let answer = null
+  ctx.engine.fileFilter = (file, cb) => { answer = cb }
+  ctx.write(filePart('a') + 'x'.repeat(100))
+  ctx.engine.abort()
+  assert.equal(ctx.engine.state, FAILING)
+  answer(null, true)
+  await ticks()
+  assert.equal(ctx.outcomes.length, 1)
+  assert.equal(ctx.outcomes[0].code, 'ECONNABORTED')
+  assert.deepEqual(ctx.storage.handled, [])
+})
