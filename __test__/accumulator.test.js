@@ -7,6 +7,11 @@ const { bytesInUseAfterGc } = require('./helpers/memory')
 
 const MIB = 1024 * 1024
 
+// Where an accumulator keeps its bytes (lib/body-store.js): the native core's handle, or
+// the JS tier's Buffer.
+const nativeTier = (acc) => 'handle' in acc._store
+const bufferOf = (acc) => acc._store.buf
+
 // Sizes on both sides of the JS/native tier boundary and of the preallocation cap.
 const SIZES = [0, 1, 100, FIRST_CHUNK_MAX - 1, FIRST_CHUNK_MAX, FIRST_CHUNK_MAX + 1, JS_TIER_MAX - 1, JS_TIER_MAX, JS_TIER_MAX + 1, 3 * MIB]
 
@@ -247,7 +252,7 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
         const text = new BodyAccumulator({ contentLength: known ? size : undefined, limit: '1mb', [AS_TEXT]: true })
         const plain = new BodyAccumulator({ contentLength: known ? size : undefined, limit: '1mb' })
         assert.ok(feed(text, body, 65483) && feed(plain, body, 65483))
-        const native = text._native !== null
+        const native = nativeTier(text)
         if (known) assert.equal(native, size > (below24 ? 2048 : JS_TIER_MAX), `${size} B: the tier of a text body of known length`)
         else if (below24) assert.equal(native, size > 2048, `${size} B: the tier of a text body of unknown length`)
         assert.equal(text.finishString('utf8'), expected, `${size} B as text`)
@@ -285,13 +290,13 @@ test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bound
 test('a text body of the JS tier reuses its Buffer: the next body of its size is read into the same memory', { skip: TEXT_IN_JS !== true && TEXT_IN_JS }, () => {
   for (const size of [1024, 4096, 65536, JS_TIER_MAX]) {
     const first = textBody(size)
-    const memory = first._buf
+    const memory = bufferOf(first)
     assert.ok(feed(first, Buffer.alloc(size, 'a'), 65483))
     assert.equal(first.finishString(), 'a'.repeat(size))
     const next = textBody(size)
-    assert.equal(next._buf, memory, `${size} B: the Buffer came back`)
+    assert.equal(bufferOf(next), memory, `${size} B: the Buffer came back`)
     const beside = textBody(size)
-    assert.notEqual(beside._buf, memory, `${size} B: a body read at the same time has its own`)
+    assert.notEqual(bufferOf(beside), memory, `${size} B: a body read at the same time has its own`)
     next.abort()
     beside.abort()
   }
@@ -316,7 +321,7 @@ test('a reused text Buffer shows no other body\'s bytes: as a string, as a Buffe
   long()
   const grown = textBody(0, { contentLength: null })
   assert.ok(grown.push(Buffer.alloc(8000, 'd')) && grown.push(Buffer.alloc(70000, 'e')))
-  assert.equal(grown._native !== null, true)
+  assert.equal(nativeTier(grown), true)
   assert.equal(grown.finishString(), 'd'.repeat(8000) + 'e'.repeat(70000), 'the first chunk went native without the bytes after it')
   long()
   // finish() on a text body: a Buffer of the body's length over memory of its own.
@@ -326,12 +331,12 @@ test('a reused text Buffer shows no other body\'s bytes: as a string, as a Buffe
   assert.equal(body.length, 40000)
   assert.ok(body.every((b) => b === 0x66))
   assert.ok(!new Uint8Array(body.buffer).includes(0x78), 'the ArrayBuffer behind it holds none of the other body\'s bytes')
-  assert.notEqual(textBody(40000)._buf.buffer, body.buffer, 'and it is never handed out again')
+  assert.notEqual(bufferOf(textBody(40000)).buffer, body.buffer, 'and it is never handed out again')
   // A body that failed or was aborted gives its Buffer back once: two bodies after it
   // never share one.
   for (const end of ['fail', 'abort', 'finishString twice']) {
     const acc = textBody(50000)
-    const memory = acc._buf
+    const memory = bufferOf(acc)
     if (end === 'fail') assert.equal(acc.push(Buffer.alloc(50001)), false)
     else if (end === 'abort') acc.abort()
     else {
@@ -342,17 +347,17 @@ test('a reused text Buffer shows no other body\'s bytes: as a string, as a Buffe
     acc.abort()
     const a = textBody(50000)
     const b = textBody(50000)
-    assert.equal(a._buf, memory, `${end}: the Buffer came back`)
-    assert.notEqual(a._buf, b._buf, `${end}: given back once`)
+    assert.equal(bufferOf(a), memory, `${end}: the Buffer came back`)
+    assert.notEqual(bufferOf(a), bufferOf(b), `${end}: given back once`)
     a.abort()
     b.abort()
   }
   // Fewer bytes than declared: the body's error, and the Buffer back.
   const short = textBody(30000)
-  const memory = short._buf
+  const memory = bufferOf(short)
   assert.ok(short.push(Buffer.alloc(100)))
   assert.throws(() => short.finishString(), (err) => err.code === 'ERR_BODY_LENGTH_MISMATCH')
-  assert.equal(textBody(30000)._buf, memory)
+  assert.equal(bufferOf(textBody(30000)), memory)
 })
 
 test('a body of unknown length keeps a first chunk of up to 16 KiB in JS and reads a larger one natively', () => {
@@ -363,9 +368,9 @@ test('a body of unknown length keeps a first chunk of up to 16 KiB in JS and rea
     const acc = new BodyAccumulator({ limit: '1mb' })
     const first = Buffer.alloc(size, 7)
     assert.equal(acc.push(first), true)
-    assert.equal(acc._native !== null, size > 16 * 1024, `a first chunk of ${size} B: its tier`)
+    assert.equal(nativeTier(acc), size > 16 * 1024, `a first chunk of ${size} B: its tier`)
     assert.equal(acc.push(Buffer.alloc(65483, 9)), true)
-    assert.equal(acc._native !== null, true, 'a second chunk: native')
+    assert.equal(nativeTier(acc), true, 'a second chunk: native')
     const body = acc.finish()
     assert.equal(body.length, size + 65483)
     assert.ok(body.subarray(0, size).every((b) => b === 7) && body.subarray(size).every((b) => b === 9), `${size} B: every byte`)

@@ -1,0 +1,261 @@
+'use strict'
+// Where a BodyAccumulator keeps its bytes: the storage of each tier behind one interface.
+// The body rules are the accumulator's (lib/accumulator.js); a store only holds bytes,
+// and reports the errors only it can see (a decoder's, memory's).
+//
+//   bytes(chunk)        the chunk as this store reads it; throws lib/chunk.js's TypeError
+//   write(bytes)        appends a non-empty chunk: true, or false (see error(): null means
+//                       it does not fit this store, and moveToNative() takes over)
+//   finish()            the body as a Buffer the caller owns, or false (see error())
+//   finishString(enc)   the body as a string, the body's length (too long for a string),
+//                       or false (see error())
+//   release()           lets go of the memory now
+//   error()             null, or the BodyError that made a call return false
+//   received            bytes taken, as sent (encoded, for an encoded body)
+//   held, capacity      bytes held now (decoded), bytes allocated
+const { Buffer } = require('node:buffer')
+const native = require('./native')
+const textScratch = require('./text-scratch')
+const errors = require('./errors')
+const { bytesOf, refusal } = require('./chunk')
+const { STRING_ENCODING, SIZES } = require('./protocol')
+const { UNKNOWN, isIdentity } = require('./options')
+
+// The largest known length read by the JS tier: above it, the native pool's warm memory
+// beats JS's copy (docs/performance.md, "JS_TIER_MAX").
+const JS_TIER_MAX = 192 * 1024
+// The largest first chunk of unknown length kept in JS: a larger one, copied again when
+// a second chunk comes, costs each body fresh memory (docs/performance.md, "FIRST_CHUNK_MAX").
+const FIRST_CHUNK_MAX = 16 * 1024
+// Text leaves the JS tier at 2 KiB where Buffer.toString('utf8') is V8's own decoder,
+// slower than finishString's (docs/performance.md, "TEXT_JS_TIER_MAX").
+const SIMDUTF_TO_STRING = Number(process.versions.node.split('.')[0]) >= 24
+const TEXT_JS_TIER_MAX = SIMDUTF_TO_STRING ? JS_TIER_MAX : 2 * 1024
+
+const EMPTY = () => Buffer.alloc(0)
+
+// Encodings the native tier decodes itself (finishString's codes). Where toString is
+// simdutf's, UTF-8 that is not one-byte comes back as a Buffer for it to decode.
+const { UTF8, LATIN1, UTF16LE, UTF8_OR_BUFFER } = STRING_ENCODING
+const UTF8_CODE = SIMDUTF_TO_STRING ? UTF8_OR_BUFFER : UTF8
+const STRING_ENCODINGS = { __proto__: null, utf8: UTF8_CODE, 'utf-8': UTF8_CODE, latin1: LATIN1, binary: LATIN1, utf16le: UTF16LE, 'utf-16le': UTF16LE, ucs2: UTF16LE, 'ucs-2': UTF16LE }
+const { RECEIVED, LENGTH, CAPACITY } = SIZES
+
+/**
+ * The store for a new body: the JS tier for an identity body whose known length is small
+ * (or unknown: its first chunk decides), the native core for the rest.
+ */
+function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText) {
+  const jsTierMax = asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
+  if (isIdentity(encoding) && expected <= jsTierMax && expected <= maxPreallocated) {
+    const firstChunkMax = expected >= 0 ? 0 : Math.min(FIRST_CHUNK_MAX, jsTierMax)
+    return asText ? new ScratchStore(expected, firstChunkMax) : new BufferStore(expected, firstChunkMax)
+  }
+  // Encoded bodies are always native: the decoders live in src/core/decode.
+  return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate))
+}
+
+/** The store of a body refused before it began: it holds nothing, ever. */
+const emptyStore = () => new BufferStore(0, 0)
+
+/** The JS tier: one Buffer, of the declared length, or of a body's only chunk. */
+class BufferStore {
+  constructor (expected, firstChunkMax) {
+    this.buf = null
+    this.length = 0
+    // Bytes the Buffer is for: a declared length, or, once it came, the first chunk.
+    this.room = expected > 0 ? expected : 0
+    this.firstChunkMax = firstChunkMax
+    if (this.room > 0) this.buf = this.alloc(this.room)
+  }
+
+  alloc (n) {
+    return Buffer.allocUnsafe(n)
+  }
+
+  bytes (chunk) {
+    return bytesOf(chunk)
+  }
+
+  write (bytes) {
+    const end = this.length + bytes.length
+    if (end > this.room) {
+      // Only a body of unknown length gets here: its first chunk is its Buffer, if small.
+      if (this.buf !== null || end > this.firstChunkMax) return false
+      this.room = end
+      this.buf = this.alloc(end)
+    }
+    this.buf.set(bytes, this.length)
+    this.length = end
+    return true
+  }
+
+  finish () {
+    const buf = this.buf
+    this.buf = null
+    return buf === null ? EMPTY() : buf
+  }
+
+  finishString (encoding) {
+    return decode(this.finish(), encoding, this.length)
+  }
+
+  release () {
+    this.buf = null
+  }
+
+  error () {
+    return null
+  }
+
+  get received () {
+    return this.length
+  }
+
+  get capacity () {
+    return this.buf === null ? 0 : this.buf.length
+  }
+
+  get held () {
+    return this.buf === null ? 0 : this.length
+  }
+
+  /**
+   * A body of unknown length that needs more than its first chunk: the native core takes
+   * over, told how many bytes it is about to hold so that it takes its final room at once.
+   */
+  moveToNative (limit, maxPreallocated, total) {
+    const store = new NativeStore(native.create(UNKNOWN, limit, maxPreallocated, null, true, total))
+    // A failed write here fails the next one too: the caller sees it there.
+    const first = this.buf
+    if (first !== null) store.write(first.length === this.length ? first : first.subarray(0, this.length))
+    this.release()
+    return store
+  }
+}
+
+/**
+ * The JS tier for a body only ever decoded to a string (AS_TEXT): its Buffer comes from
+ * lib/text-scratch.js where that has one of its size, and goes back there, never to the
+ * program.
+ */
+class ScratchStore extends BufferStore {
+  alloc (n) {
+    const buf = textScratch.take(n)
+    this.scratch = buf !== null
+    return this.scratch ? buf : Buffer.allocUnsafe(n)
+  }
+
+  constructor (expected, firstChunkMax) {
+    super(expected, firstChunkMax)
+    this.scratch ??= false
+  }
+
+  // A scratch Buffer may be longer than the body: the program gets one of the body's
+  // exact length and no other body's bytes, and never a Buffer that goes back.
+  finish () {
+    if (!this.scratch) return super.finish()
+    const buf = this.buf
+    this.buf = null
+    this.scratch = false
+    if (buf.length === this.length) return buf
+    const body = Buffer.allocUnsafe(this.length)
+    buf.copy(body, 0, 0, this.length)
+    textScratch.give(buf)
+    return body
+  }
+
+  // Only the bytes this body wrote are decoded, and the Buffer goes back whatever
+  // toString does.
+  finishString (encoding) {
+    if (!this.scratch) return super.finishString(encoding)
+    try {
+      return decode(this.buf, encoding, this.length)
+    } finally {
+      this.release()
+    }
+  }
+
+  // Once: the Buffer is forgotten first.
+  release () {
+    const buf = this.buf
+    this.buf = null
+    if (this.scratch) {
+      this.scratch = false
+      textScratch.give(buf)
+    }
+  }
+}
+
+/** The native tier: the body lives in src/core/body.rs, behind an external. */
+class NativeStore {
+  constructor (handle) {
+    this.handle = handle
+  }
+
+  // An ArrayBuffer (what uWS gives) goes as it is; the rest through lib/chunk.js, which
+  // throws for a chunk nobody reads and views any other as bytes.
+  bytes (chunk) {
+    return chunk instanceof ArrayBuffer && chunk.byteLength !== 0 ? chunk : bytesOf(chunk)
+  }
+
+  write (bytes) {
+    const accepted = native.push(this.handle, bytes)
+    if (accepted === null) throw refusal(bytes)
+    return accepted
+  }
+
+  finish () {
+    const result = native.finish(this.handle)
+    return result === null ? EMPTY() : result
+  }
+
+  finishString (encoding) {
+    const code = STRING_ENCODINGS[encoding]
+    if (code === undefined) {
+      const body = this.finish()
+      return body === false ? false : decode(body, encoding, body.length)
+    }
+    const result = native.finishString(this.handle, code)
+    // A Buffer: UTF8_OR_BUFFER's text that is not one-byte, for toString.
+    return typeof result === 'object' ? decode(result, 'utf8', result.length) : result
+  }
+
+  release () {
+    native.abort(this.handle)
+  }
+
+  error () {
+    const fields = native.error(this.handle)
+    return fields === null ? null : errors.bodyError(fields.code, fields)
+  }
+
+  get received () {
+    return native.sizes(this.handle)[RECEIVED]
+  }
+
+  get capacity () {
+    return native.sizes(this.handle)[CAPACITY]
+  }
+
+  get held () {
+    return native.sizes(this.handle)[LENGTH]
+  }
+
+  moveToNative () {
+    return this
+  }
+}
+
+/** `end` bytes of `buf` as a string, or `end` where the string would be too long. */
+function decode (buf, encoding, end) {
+  try {
+    return end === buf.length ? buf.toString(encoding) : buf.toString(encoding, 0, end)
+  } catch (err) {
+    // Node's own ERR_STRING_TOO_LONG (hex, base64, ...): the client's body did that.
+    if (err && err.code === 'ERR_STRING_TOO_LONG') return end
+    throw err
+  }
+}
+
+module.exports = { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, FIRST_CHUNK_MAX }
