@@ -1,13 +1,13 @@
 //! The per-body functions: a `Body` lives behind a JS external that frees it if the
 //! JS side is dropped without finish() or abort().
 
-use std::ptr;
-
-use napi::bindgen_prelude::Object;
+use napi::bindgen_prelude::{JsValue, Null, Object, Status, Unknown};
 use napi::sys;
+use napi_derive::napi;
 
 use super::buffer::into_buffer;
 use super::external;
+use super::guarded::{bool_of, f64_of, guarded, js, string_of};
 use super::protocol::{sizes, string_encoding};
 use super::raw::*;
 use super::string;
@@ -21,38 +21,37 @@ fn length_option(n: f64) -> Option<u64> {
 /// create(contentLength, limit, maxPreallocated, contentEncoding, decode, knownMinimum?):
 /// the JS side has validated and parsed the options; a negative contentLength means
 /// unknown. knownMinimum: for an unknown length, bytes about to be pushed.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn create(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [length, limit, max_preallocated, encoding, decode, known_minimum] =
-                args::<6>(env, info)?;
-            let (Some(length), Some(limit), Some(max_preallocated)) = (
-                get_f64(env, length)?,
-                get_f64(env, limit)?,
-                get_f64(env, max_preallocated)?,
-            ) else {
-                return Err(type_error(
-                    "create(contentLength, limit, maxPreallocated): numbers",
-                ));
-            };
-            let options = BodyOptions {
-                content_length: length_option(length),
-                // `as` saturates: NaN is 0, Infinity is u64::MAX.
-                limit: limit.max(0.0) as u64,
-                max_preallocated: max_preallocated.max(0.0) as u64,
-                content_encoding: get_string(env, encoding)?,
-                // Anything but `false` (an omitted argument included) decodes.
-                decode: get_bool(env, decode)? != Some(false),
-                // Anything but a positive number is no hint.
-                known_minimum: get_f64(env, known_minimum)?.map_or(0, |n| n.max(0.0) as u64),
-            };
-            external::create(env, Body::new(&options))
-        })
-    }
+#[napi(js_name = "create", catch_unwind)]
+pub fn create(
+    env: napi::Env,
+    length: Unknown,
+    limit: Unknown,
+    max_preallocated: Unknown,
+    encoding: Unknown,
+    decode: Unknown,
+    known_minimum: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let (Some(length), Some(limit), Some(max_preallocated)) =
+            (f64_of(length)?, f64_of(limit)?, f64_of(max_preallocated)?)
+        else {
+            return Err(type_error(
+                "create(contentLength, limit, maxPreallocated): numbers",
+            ));
+        };
+        let options = BodyOptions {
+            content_length: length_option(length),
+            // `as` saturates: NaN is 0, Infinity is u64::MAX.
+            limit: limit.max(0.0) as u64,
+            max_preallocated: max_preallocated.max(0.0) as u64,
+            content_encoding: string_of(encoding)?,
+            // Anything but `false` (an omitted argument included) decodes.
+            decode: bool_of(decode)? != Some(false),
+            // Anything but a positive number is no hint.
+            known_minimum: f64_of(known_minimum)?.map_or(0, |n| n.max(0.0) as u64),
+        };
+        external::create(&env, Body::new(&options))
+    })
 }
 
 fn misuse(call: &str, misuse: Misuse) -> Thrown {
@@ -89,16 +88,17 @@ pub unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value 
     }
 }
 
-handle_callback! {
-    /// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
-    finish, |env, handle| {
-        match external::get::<Body>(env, handle, "finish")?.finish() {
-            Ok(block) if block.is_empty() => null(env),
-            Ok(block) => into_buffer(env, block),
-            Err(FinishError::Body(_)) => boolean(env, false),
+/// finish(body) -> Buffer | null (empty body) | false (the body failed: see error())
+#[napi(js_name = "finish", catch_unwind)]
+pub fn finish(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        match external::with(handle, "finish", Body::finish)? {
+            Ok(block) if block.is_empty() => js(&env, Null),
+            Ok(block) => into_buffer(&env, block),
+            Err(FinishError::Body(_)) => js(&env, false),
             Err(FinishError::Misuse(m)) => Err(misuse("finish", m)),
         }
-    }
+    })
 }
 
 /// finishString(body, encoding) -> string | false (the body failed: see error()) | the
@@ -108,84 +108,63 @@ handle_callback! {
 /// straight from the body's memory, which then goes back to the pool (or, for a one-byte
 /// string of string::EXTERNAL_MIN or more, is the string's: src/node/string.rs): no
 /// Buffer is made but the one UTF8_OR_BUFFER asks for.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn finish_string(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [handle, encoding] = args::<2>(env, info)?;
-            let body = external::get::<Body>(env, handle, "finishString")?;
-            let encoding = get_f64(env, encoding)?.unwrap_or(f64::from(string_encoding::UTF8));
-            let mut block = match body.finish() {
-                Ok(block) => block,
-                Err(FinishError::Body(_)) => return boolean(env, false),
-                Err(FinishError::Misuse(m)) => return Err(misuse("finishString", m)),
-            };
-            let length = block.len();
-            let mut result = ptr::null_mut();
-            // UTF-8 whose characters all fit one byte (ASCII, or nearly) is made a one-byte
-            // string from its Latin-1 form, rewritten in the block itself: a copy, where
-            // V8's UTF-8 decoder is slower (docs/performance.md, row 'UTF-8 decoding').
-            let one_byte = match encoding as u32 {
-                string_encoding::LATIN1 | string_encoding::UTF16LE => None,
-                _ => text::utf8_to_latin1_in_place(block.as_mut_slice()),
-            };
-            if one_byte.is_none() && encoding as u32 == string_encoding::UTF8_OR_BUFFER {
-                // The caller decodes it: one copy by Buffer.toString, none here.
-                return into_buffer(env, block);
+#[napi(js_name = "finishString", catch_unwind)]
+pub fn finish_string(
+    env: napi::Env,
+    handle: Unknown,
+    encoding: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let finished = external::with(handle, "finishString", Body::finish)?;
+        let encoding = f64_of(encoding)?.unwrap_or(f64::from(string_encoding::UTF8)) as u32;
+        let mut block = match finished {
+            Ok(block) => block,
+            Err(FinishError::Body(_)) => return js(&env, false),
+            Err(FinishError::Misuse(m)) => return Err(misuse("finishString", m)),
+        };
+        let length = block.len();
+        // UTF-8 whose characters all fit one byte (ASCII, or nearly) is made a one-byte
+        // string from its Latin-1 form, rewritten in the block itself: a copy, where V8's
+        // UTF-8 decoder is slower (docs/performance.md, row 'UTF-8 decoding').
+        let one_byte = match encoding {
+            string_encoding::LATIN1 | string_encoding::UTF16LE => None,
+            _ => text::utf8_to_latin1_in_place(block.as_mut_slice()),
+        };
+        if one_byte.is_none() && encoding == string_encoding::UTF8_OR_BUFFER {
+            // The caller decodes it: one copy by Buffer.toString, none here.
+            return into_buffer(&env, block);
+        }
+        let latin1_len = match (encoding, one_byte) {
+            (_, Some(n)) => Some(n),
+            (string_encoding::LATIN1, None) => Some(length),
+            _ => None,
+        };
+        let block = match latin1_len {
+            Some(n) if n >= string::EXTERNAL_MIN => match string::external_latin1(&env, block, n) {
+                Ok(made) => return Ok(made),
+                Err(block) => block,
+            },
+            _ => block,
+        };
+        let bytes = block.as_slice();
+        let made = match (encoding, latin1_len) {
+            (_, Some(n)) => env.create_string_latin1(&bytes[..n]).map(|s| s.raw()),
+            (string_encoding::UTF16LE, None) => env
+                .create_string_utf16(utf16_units(bytes)?)
+                .map(|s| s.raw()),
+            _ => string::utf8(&env, bytes),
+        };
+        match made {
+            Ok(made) => Ok(made),
+            // V8 refuses a string over its length limit (generic failure; N-API itself
+            // refuses over INT_MAX: invalid arg), before allocating, throwing nothing.
+            // lib/accumulator.js makes that the client's 413.
+            Err(e) if matches!(e.status, Status::GenericFailure | Status::InvalidArg) => {
+                js(&env, length as f64)
             }
-            let latin1_len = match (encoding as u32, one_byte) {
-                (_, Some(n)) => Some(n),
-                (string_encoding::LATIN1, None) => Some(length),
-                _ => None,
-            };
-            let block = match latin1_len {
-                Some(n) if n >= string::EXTERNAL_MIN => {
-                    match string::external_latin1(env, block, n) {
-                        Ok(made) => return Ok(made),
-                        Err(block) => block,
-                    }
-                }
-                _ => block,
-            };
-            let bytes = block.as_slice();
-            let status = match (encoding as u32, latin1_len) {
-                (_, Some(n)) => sys::napi_create_string_latin1(
-                    env,
-                    bytes.as_ptr().cast(),
-                    n as isize,
-                    &mut result,
-                ),
-                (string_encoding::UTF16LE, None) => {
-                    let units = utf16_units(bytes)?;
-                    sys::napi_create_string_utf16(
-                        env,
-                        units.as_ptr(),
-                        units.len() as isize,
-                        &mut result,
-                    )
-                }
-                _ => sys::napi_create_string_utf8(
-                    env,
-                    bytes.as_ptr().cast(),
-                    bytes.len() as isize,
-                    &mut result,
-                ),
-            };
-            match status {
-                sys::Status::napi_ok => Ok(result),
-                // V8 refuses a string over its length limit (generic failure; N-API itself
-                // refuses over INT_MAX: invalid arg), before allocating, throwing nothing.
-                // lib/accumulator.js makes that the client's 413.
-                sys::Status::napi_generic_failure | sys::Status::napi_invalid_arg => {
-                    number(env, length as f64)
-                }
-                _ => Err(Thrown::Status(status)),
-            }
-        })
-    }
+            Err(e) => Err(e.into()),
+        }
+    })
 }
 
 /// The body as UTF-16 code units (little-endian, as Buffer.toString('utf16le') reads it;
@@ -216,22 +195,27 @@ fn utf16_units(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u16]>> {
     Ok(std::borrow::Cow::Owned(units))
 }
 
-handle_callback! {
-    /// abort(body)
-    abort, |env, handle| {
-        external::get::<Body>(env, handle, "abort")?.abort();
-        null(env)
-    }
+/// abort(body)
+#[napi(js_name = "abort", catch_unwind)]
+pub fn abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        external::with(handle, "abort", Body::abort)?;
+        js(&env, Null)
+    })
 }
 
-handle_callback! {
-    /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
-    error, |env, handle| {
-        match external::get::<Body>(env, handle, "error")?.error() {
-            Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
-            None => null(env),
+/// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
+#[napi(js_name = "error", catch_unwind)]
+pub fn error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let fields = external::with(handle, "error", |body: &mut Body| {
+            body.error().map(|e| error_object(&env, e)).transpose()
+        })??;
+        match fields {
+            Some(fields) => Ok(fields.raw()),
+            None => js(&env, Null),
         }
-    }
+    })
 }
 
 /// A body error's fields, for lib/errors.js: `code`, and the numbers or names its kind has.
@@ -275,23 +259,17 @@ pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Resul
     Ok(o)
 }
 
-handle_callback! {
-    /// sizes(body) -> [received, length, capacity] (protocol's `sizes` slots)
-    sizes, |env, handle| {
-        let body = external::get::<Body>(env, handle, "sizes")?;
-        let mut values = [0.0; sizes::TABLE.len()];
-        values[sizes::RECEIVED] = body.received() as f64;
-        values[sizes::LENGTH] = body.length() as f64;
-        values[sizes::CAPACITY] = body.capacity() as f64;
-        let mut array = ptr::null_mut();
-        check(sys::napi_create_array_with_length(
-            env,
-            values.len(),
-            &mut array,
-        ))?;
-        for (i, v) in values.into_iter().enumerate() {
-            check(sys::napi_set_element(env, array, i as u32, number(env, v)?))?;
-        }
-        Ok(array)
-    }
+/// sizes(body) -> [received, length, capacity] (protocol's `sizes` slots)
+#[napi(js_name = "sizes", catch_unwind)]
+pub fn body_sizes(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let values = external::with(handle, "sizes", |body: &mut Body| {
+            let mut values = vec![0.0; sizes::TABLE.len()];
+            values[sizes::RECEIVED] = body.received() as f64;
+            values[sizes::LENGTH] = body.length() as f64;
+            values[sizes::CAPACITY] = body.capacity() as f64;
+            values
+        })?;
+        js(&env, values)
+    })
 }

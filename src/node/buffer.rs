@@ -14,10 +14,8 @@ use super::raw::{check, finalizer, Env, Result, Thrown, Value};
 use crate::core::Block;
 
 /// Wraps `block` in a Buffer that owns it.
-///
-/// # Safety
-/// `env` must be a live env on its own thread.
-pub unsafe fn into_buffer(env: Env, mut block: Block) -> Result<Value> {
+pub fn into_buffer(napi_env: &napi::Env, mut block: Block) -> Result<Value> {
+    let env = napi_env.raw();
     // From here V8 counts these bytes as the ArrayBuffer's: they leave the ledger first,
     // so that V8's count never holds them twice (and no GC is started for bytes that
     // did not grow). Dropping the block, on any path below, puts them back.
@@ -29,10 +27,7 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Result<Value> {
     let owner = Box::into_raw(Box::new(block));
     let mut result = ptr::null_mut();
     #[cfg(feature = "fault-injection")]
-    // SAFETY: the caller's env.
-    unsafe {
-        fault::fire(env, fault::BEFORE_BUFFER)
-    };
+    fault::fire(napi_env, fault::BEFORE_BUFFER);
     // SAFETY: `data` points at `len` initialized bytes owned by `*owner`, which lives
     // until `drop_block` frees it; moving the Box does not move the bytes.
     let status = unsafe {
@@ -50,12 +45,8 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Result<Value> {
         // here means an exception was caught while the Buffer was made, and it is thrown.
         check(status)?;
         #[cfg(feature = "fault-injection")]
-        // SAFETY: the caller's env.
-        unsafe {
-            fault::fire(env, fault::BEFORE_NUDGE)
-        };
-        // SAFETY: valid env.
-        unsafe { nudge_young_gc(env) };
+        fault::fire(napi_env, fault::BEFORE_NUDGE);
+        nudge_young_gc(napi_env);
         return Ok(result);
     }
     match status {
@@ -98,10 +89,8 @@ pub unsafe fn into_buffer(env: Env, mut block: Block) -> Result<Value> {
 /// only then. A 1-byte ArrayBuffer passes there and lets V8 see the young bytes
 /// (docs/performance.md, row 'young-GC nudge'); if V8 drops that heuristic, it costs one
 /// small allocation and changes nothing else.
-///
-/// # Safety
-/// `env` must be a live env on its own thread.
-unsafe fn nudge_young_gc(env: Env) {
+fn nudge_young_gc(env: &napi::Env) {
+    let env = env.raw();
     let mut data = ptr::null_mut();
     let mut nudge = ptr::null_mut();
     // SAFETY: valid env and out-pointers.
@@ -138,8 +127,6 @@ pub mod fault {
 
     use napi::sys;
 
-    use crate::node::raw::Env;
-
     /// An exception is pending when napi_create_external_buffer is called.
     pub const BEFORE_BUFFER: u32 = 1;
     /// An exception is pending when the young-GC nudge is made.
@@ -156,14 +143,13 @@ pub mod fault {
 
     /// Throws an Error (code ERR_INJECTED) if `kind` is armed, once: N-API keeps it
     /// pending, as after a failed call that threw.
-    ///
-    /// # Safety
-    /// `env` must be the running callback's.
-    pub unsafe fn fire(env: Env, kind: u32) {
+    pub fn fire(env: &napi::Env, kind: u32) {
         if ARMED.get() == kind {
             ARMED.set(0);
-            // SAFETY: valid env and NUL-terminated strings.
-            unsafe { sys::napi_throw_error(env, c"ERR_INJECTED".as_ptr(), c"injected".as_ptr()) };
+            // SAFETY: a live env (napi-rs's) and NUL-terminated strings.
+            unsafe {
+                sys::napi_throw_error(env.raw(), c"ERR_INJECTED".as_ptr(), c"injected".as_ptr())
+            };
         }
     }
 }

@@ -2,9 +2,11 @@
 //! native functions, so a value is read back only from an external carrying the tag it
 //! was created with: another addon's external, or one holding another type, is refused.
 
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr;
 
+use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::sys;
 
 use super::raw::{check, finalizer, type_error, type_of, Env, Result, Thrown, Value};
@@ -85,13 +87,11 @@ const _: () = {
 
 /// A new external owning `value`, tagged as a `T`'s; the value is dropped when the
 /// external is collected.
-///
-/// # Safety
-/// `env` must be the running callback's.
-pub unsafe fn create<T: Tagged>(env: Env, value: T) -> Result<Value> {
+pub fn create<T: Tagged>(env: &napi::Env, value: T) -> Result<Value> {
+    let env = env.raw();
     let data = Box::into_raw(Box::new(value));
     let mut result = ptr::null_mut();
-    // SAFETY: valid env; `data` is a live Box that the finalizer will own.
+    // SAFETY: a live env (napi-rs's); `data` is a live Box that the finalizer will own.
     let status = unsafe {
         sys::napi_create_external(
             env,
@@ -113,12 +113,52 @@ pub unsafe fn create<T: Tagged>(env: Env, value: T) -> Result<Value> {
     Ok(result)
 }
 
+thread_local! {
+    /// True while `with` lends a value out: building a JS value can run JS (a setter on
+    /// Object.prototype), and that JS must not reach the value lent.
+    static LENT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` on the `T` behind `value`, for a `#[napi]` export's argument: a TypeError
+/// `{call}: not {T::WHAT}` for any other value, and an internal error if JS that `f`
+/// ran calls back into this one.
+pub fn with<T: Tagged, R>(
+    value: Unknown<'_>,
+    call: &str,
+    f: impl FnOnce(&mut T) -> R,
+) -> Result<R> {
+    let value = value.value();
+    // SAFETY: napi-rs gives an export its arguments with the env of its own call, on its
+    // thread; the reference lives while `f` runs, and `LENT` refuses any other meanwhile.
+    let lent = unsafe { get::<T>(value.env, value.value, call)? };
+    struct Lent;
+    impl Drop for Lent {
+        fn drop(&mut self) {
+            LENT.set(false); // on a panic too
+        }
+    }
+    LENT.set(true);
+    let _lent = Lent;
+    Ok(f(lent))
+}
+
+fn internal() -> Thrown {
+    Thrown::Error {
+        code: "ERR_UWS_BODY_INTERNAL",
+        message: "uws-body: internal error (a handle reached while it was in use)".into(),
+    }
+}
+
 /// The `T` behind an external tagged as a `T`'s; for any other value a TypeError,
 /// `{call}: not {T::WHAT}`.
 ///
 /// # Safety
-/// `env` must be the running callback's, and the reference must not outlive the callback.
+/// `env` must be the running callback's, and the reference must not outlive the callback
+/// nor live while JS runs.
 pub unsafe fn get<'a, T: Tagged>(env: Env, value: Value, call: &str) -> Result<&'a mut T> {
+    if LENT.get() {
+        return Err(internal());
+    }
     let refused = || type_error(format!("{call}: not {}", T::WHAT));
     // SAFETY: valid env and value.
     if unsafe { type_of(env, value)? } != sys::ValueType::napi_external {

@@ -1,13 +1,7 @@
-//! What the `#[napi]` exports share. They are the calls made once per process (stats,
-//! setPoolLimit), written with napi-rs's safe values (each argument an `Unknown`, read by
-//! its type), and they keep every promise raw.rs's `callback` keeps.
-//!
-//! streamCreate and multipartCreate, made once per stream or form, stay raw callbacks:
-//! napi-rs 3.16 runs every `#[napi]` function that takes arguments inside a native-borrow
-//! scope (bench/RESULTS.md, "The calls made once per process, stream or form"). stats
-//! takes no argument and skips the scope.
-// napi-rs registers `#[napi]` items outside test builds only: `cargo test` sees them unused.
-#![cfg_attr(test, allow(dead_code))]
+//! What the `#[napi]` exports share: the calls made once per body or process (body.rs's
+//! create, finish, finishString, abort, error, sizes; stats, setPoolLimit), each argument
+//! an `Unknown` read by its type, and each keeps every promise raw.rs's `callback` keeps.
+//! What that costs a body: docs/performance.md, "Once-per-body calls".
 
 use napi::bindgen_prelude::*;
 
@@ -21,6 +15,26 @@ pub fn guarded<T>(env: &Env, body: impl FnOnce() -> raw::Result<T>) -> Result<T>
     // SAFETY: napi-rs hands an export the env of its own call, on the call's thread.
     unsafe { raw::settle(env.raw(), body) }
         .ok_or_else(|| Error::new(Status::PendingException, "uws-body: thrown"))
+}
+
+/// A string argument as Rust; `None` for anything that is not a string.
+pub fn string_of(value: Unknown) -> raw::Result<Option<String>> {
+    let value = value.value();
+    // SAFETY: napi-rs gives an export its arguments with the env of its own call.
+    unsafe { raw::get_string(value.env, value.value) }
+}
+
+/// A boolean argument; `None` for anything else.
+pub fn bool_of(value: Unknown) -> raw::Result<Option<bool>> {
+    if value.get_type()? != ValueType::Boolean {
+        return Ok(None);
+    }
+    Ok(Some(bool::from_unknown(value)?))
+}
+
+/// `value` as the JS value an export answers.
+pub fn js<V: ToNapiValue>(env: &Env, value: V) -> raw::Result<sys::napi_value> {
+    Ok(value.into_unknown(env)?.raw())
 }
 
 /// The number an argument holds, if it is one. Any JS value reaches these functions, and

@@ -90,7 +90,7 @@ pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_inf
                     )
                 }
             };
-            external::create(env, upload)
+            external::create(&napi::Env::from_raw(env), upload)
         })
     }
 }
@@ -361,7 +361,7 @@ handle_callback! {
         if arena.is_empty() {
             return null(env);
         }
-        into_buffer(env, arena)
+        into_buffer(&napi::Env::from_raw(env), arena)
     }
 }
 

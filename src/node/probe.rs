@@ -3,16 +3,13 @@
 //! so that what a call costs by kind is measured, not assumed. The `tagged` ones also
 //! find the value behind an external, as push finds its body: by our type tag
 //! (external.rs) or by napi-rs's `External<T>`.
-// napi-rs registers `#[napi]` items outside test builds only.
-#![cfg_attr(test, allow(dead_code))]
-
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use super::accounting;
+use super::buffer;
 use super::external;
+use super::guarded::{self, guarded};
 use super::raw::{self, args, boolean, callback};
 
 /// A hand-written callback, as push is (raw.rs's `callback`: catch_unwind, then the
@@ -36,7 +33,7 @@ unsafe extern "C" fn probe_raw(env: raw::Env, info: sys::napi_callback_info) -> 
 /// Called by Node only, as an N-API callback: `env` is that call's.
 unsafe extern "C" fn probe_tagged(env: raw::Env, _info: sys::napi_callback_info) -> raw::Value {
     // SAFETY: Node's env for this call.
-    unsafe { callback(env, || external::create(env, 7u64)) }
+    unsafe { callback(env, || external::create(&Env::from_raw(env), 7u64)) }
 }
 
 /// A hand-written callback that finds the u64 behind its first argument, as push does.
@@ -54,24 +51,155 @@ unsafe extern "C" fn probe_raw_tagged(env: raw::Env, info: sys::napi_callback_in
     }
 }
 
+// The shapes of the once-per-body exports (bench/call-cost.js's second table), each as a
+// hand-written callback and as a `#[napi]` function written as those exports are
+// (guarded.rs's `guarded`, external.rs's `with`): a handle in and null, a Buffer or a
+// string out; and numbers, a string and a boolean in and a new handle out (the creates).
+
+const TEXT: &[u8; 16] = b"0123456789abcdef";
+
+/// A Buffer of TEXT made as finish makes one (a pool block handed to V8).
+fn block() -> raw::Result<crate::core::Block> {
+    let mut block = crate::core::Block::with_capacity(TEXT.len()).map_err(|_| {
+        raw::type_error("probe: no memory") // never taken in a bench
+    })?;
+    block.append(TEXT);
+    Ok(block)
+}
+
+/// The six arguments of `create` read, and a new handle made.
+fn created(length: Option<f64>, encoding: Option<String>, decode: Option<bool>) -> u64 {
+    length.unwrap_or(0.0) as u64
+        + encoding.map_or(0, |e| e.len() as u64)
+        + u64::from(decode == Some(true))
+}
+
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+unsafe extern "C" fn probe_raw_null(env: raw::Env, info: sys::napi_callback_info) -> raw::Value {
+    // SAFETY: Node's env and info for this call; the reference dies with the closure.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let _: &mut u64 = external::get(env, handle, "probeRawNull")?;
+            raw::null(env)
+        })
+    }
+}
+
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+unsafe extern "C" fn probe_raw_buffer(env: raw::Env, info: sys::napi_callback_info) -> raw::Value {
+    // SAFETY: Node's env and info for this call; the reference dies with the closure.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let _: &mut u64 = external::get(env, handle, "probeRawBuffer")?;
+            buffer::into_buffer(&Env::from_raw(env), block()?)
+        })
+    }
+}
+
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+unsafe extern "C" fn probe_raw_string(env: raw::Env, info: sys::napi_callback_info) -> raw::Value {
+    // SAFETY: Node's env and info for this call; the reference dies with the closure.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let _: &mut u64 = external::get(env, handle, "probeRawString")?;
+            let mut result = std::ptr::null_mut();
+            raw::check(sys::napi_create_string_latin1(
+                env,
+                TEXT.as_ptr().cast(),
+                TEXT.len() as isize,
+                &mut result,
+            ))?;
+            Ok(result)
+        })
+    }
+}
+
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+unsafe extern "C" fn probe_raw_create(env: raw::Env, info: sys::napi_callback_info) -> raw::Value {
+    // SAFETY: Node's env and info for this call.
+    unsafe {
+        callback(env, || {
+            let [a, b, c, encoding, decode, f] = args::<6>(env, info)?;
+            for n in [a, b, c, f] {
+                raw::get_f64(env, n)?;
+            }
+            let n = created(
+                raw::get_f64(env, a)?,
+                raw::get_string(env, encoding)?,
+                raw::get_bool(env, decode)?,
+            );
+            external::create(&Env::from_raw(env), n)
+        })
+    }
+}
+
 /// The hand-written probes, for mod.rs to export.
-pub const RAW: [(&str, raw::Callback); 3] = [
+pub const RAW: [(&str, raw::Callback); 7] = [
     ("probeRaw", probe_raw),
     ("probeTagged", probe_tagged),
     ("probeRawTagged", probe_raw_tagged),
+    ("probeRawNull", probe_raw_null),
+    ("probeRawBuffer", probe_raw_buffer),
+    ("probeRawString", probe_raw_string),
+    ("probeRawCreate", probe_raw_create),
 ];
 
-/// What a `#[napi]` export must run its body in to keep the promises raw.rs's `callback`
-/// keeps: a panic caught (napi-rs catches one only under `#[napi(catch_unwind)]`) and
-/// the memory the call changed reported to V8. (Only the success path is timed.)
-fn guarded<T>(env: &Env, body: impl FnOnce() -> raw::Result<T>) -> Result<T> {
-    let outcome = catch_unwind(AssertUnwindSafe(body));
-    // SAFETY: napi-rs hands a function the env of its own call, on its thread.
-    unsafe { accounting::report(env.raw()) };
-    match outcome {
-        Ok(Ok(value)) => Ok(value),
-        _ => Err(Error::from_reason("uws-body: a probe failed")),
-    }
+/// A handle in, null out (abort, streamEnd, ...).
+#[napi(catch_unwind)]
+pub fn probe_napi_null(env: Env, handle: Unknown) -> Result<sys::napi_value> {
+    guarded(&env, || {
+        external::with(handle, "probeNapiNull", |_: &mut u64| ())?;
+        guarded::js(&env, Null)
+    })
+}
+
+/// A handle in, a Buffer out (finish).
+#[napi(catch_unwind)]
+pub fn probe_napi_buffer(env: Env, handle: Unknown) -> Result<sys::napi_value> {
+    guarded(&env, || {
+        external::with(handle, "probeNapiBuffer", |_: &mut u64| ())?;
+        buffer::into_buffer(&env, block()?)
+    })
+}
+
+/// A handle in, a string out (finishString).
+#[napi(catch_unwind)]
+pub fn probe_napi_string(env: Env, handle: Unknown) -> Result<sys::napi_value> {
+    guarded(&env, || {
+        external::with(handle, "probeNapiString", |_: &mut u64| ())?;
+        Ok(env.create_string_latin1(TEXT)?.raw())
+    })
+}
+
+/// Numbers, a string and a boolean in, a new handle out (create).
+#[napi(catch_unwind)]
+pub fn probe_napi_create(
+    env: Env,
+    a: Unknown,
+    b: Unknown,
+    c: Unknown,
+    encoding: Unknown,
+    decode: Unknown,
+    f: Unknown,
+) -> Result<sys::napi_value> {
+    guarded(&env, || {
+        for n in [a, b, c, f] {
+            guarded::f64_of(n)?;
+        }
+        let n = created(
+            guarded::f64_of(a)?,
+            guarded::string_of(encoding)?,
+            guarded::bool_of(decode)?,
+        );
+        external::create(&env, n)
+    })
 }
 
 /// A plain `#[napi]` function.
@@ -86,7 +214,8 @@ pub fn probe_napi_catch(_a: Unknown, _b: Unknown) -> bool {
     true
 }
 
-/// A `#[napi]` function whose body runs in `guarded`.
+/// A `#[napi]` function whose body runs in guarded.rs's `guarded`, as the `#[napi]` exports'
+/// do (catch_unwind and the memory report, as raw.rs's `callback`).
 #[napi]
 pub fn probe_guarded(env: Env, _a: Unknown, _b: Unknown) -> Result<bool> {
     guarded(&env, || Ok(true))

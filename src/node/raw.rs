@@ -1,7 +1,8 @@
-//! Thin, checked helpers over raw N-API. The hot functions are plain N-API callbacks
-//! rather than `#[napi]` items, because napi-rs's wrapper costs several times the call
-//! itself (bench/RESULTS.md, "Call cost by kind of export"), and a body makes one call per
-//! chunk, a form one or two per part.
+//! Thin, checked helpers over raw N-API, for the calls made per chunk (push, streamWrite,
+//! streamRead, multipartFeed) and those not yet `#[napi]` (guarded.rs): plain N-API
+//! callbacks, because napi-rs's wrapper costs several times the call itself
+//! (bench/RESULTS.md, "Call cost by kind of export"), and a body makes one call per chunk,
+//! a form one or two per part.
 //!
 //! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
 //! here trusts an argument: each N-API status that matters is checked through `check`, and
@@ -69,8 +70,8 @@ pub fn misuse(api: &str, call: &str, misuse: crate::core::Misuse) -> Thrown {
 
 /// Defines an N-API callback whose one argument is a handle (a body, stream or upload):
 /// `$body` runs under `callback` with `env` and the handle bound, and gives the value
-/// returned. The once-per-body calls (finish, sizes, end, abort, error, ...) are this one
-/// shape, so its unsafe surface is written once, here.
+/// returned. The stream's and multipart's handle calls are this one shape, so its unsafe
+/// surface is written once, here.
 macro_rules! handle_callback {
     ($(#[$attr:meta])* $name:ident, |$env:ident, $handle:ident| $body:block) => {
         $(#[$attr])*

@@ -36,7 +36,7 @@ pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) 
                 decode: get_bool(env, decode)? != Some(false),
                 known_minimum: 0,
             };
-            external::create(env, BodyStream::new(&options))
+            external::create(&napi::Env::from_raw(env), BodyStream::new(&options))
         })
     }
 }

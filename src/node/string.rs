@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use napi::sys;
 
-use super::raw::{finalizer, Env, Value};
+use super::raw::{finalizer, Value};
 use crate::core::Block;
 
 /// From this many bytes a one-byte string is made external. V8 copies a string of more
@@ -26,18 +26,15 @@ static AVAILABLE: AtomicU8 = AtomicU8::new(0);
 /// Whether this Node has node_api_create_external_string_latin1 (Node 20.4 on: N-API 10
 /// made it stable, and Node 20 exports it as experimental). Where it is missing, napi-rs
 /// binds a stub that prints to stderr: it must not be called there.
-///
-/// # Safety
-/// `env` must be a live env on its own thread.
-unsafe fn available(env: Env) -> bool {
+fn available(env: &napi::Env) -> bool {
     match AVAILABLE.load(Ordering::Relaxed) {
         1 => return true,
         2 => return false,
         _ => {}
     }
     let mut version = ptr::null();
-    // SAFETY: a live env; the version struct Node returns is static.
-    let ok = unsafe { sys::napi_get_node_version(env, &mut version) } == sys::Status::napi_ok
+    // SAFETY: a live env (napi-rs's); the version struct Node returns is static.
+    let ok = unsafe { sys::napi_get_node_version(env.raw(), &mut version) } == sys::Status::napi_ok
         && !version.is_null()
         // SAFETY: non-null, and Node's static struct lives as long as the process.
         && unsafe { (*version).major > 20 || ((*version).major == 20 && (*version).minor >= 4) };
@@ -45,15 +42,28 @@ unsafe fn available(env: Env) -> bool {
     ok
 }
 
+/// A JS string of `bytes` read as UTF-8, invalid sequences as U+FFFD (V8's decoder, as
+/// Buffer's toString('utf8')): napi-rs's `create_string` takes valid UTF-8 only.
+pub fn utf8(env: &napi::Env, bytes: &[u8]) -> napi::Result<Value> {
+    let mut result = ptr::null_mut();
+    // SAFETY: a live env (napi-rs's); the pointer and length describe `bytes`, which
+    // napi_create_string_utf8 reads as UTF-8 of any validity.
+    napi::check_status!(unsafe {
+        sys::napi_create_string_utf8(
+            env.raw(),
+            bytes.as_ptr().cast(),
+            bytes.len() as isize,
+            &mut result,
+        )
+    })?;
+    Ok(result)
+}
+
 /// The first `len` bytes of `block`, Latin-1, as an external string that owns the block.
 /// `Err(block)` gives the block back when this Node cannot make one (too old, or a status
 /// other than napi_ok: then Node never took the block); the caller copies instead.
-///
-/// # Safety
-/// `env` must be a live env on its own thread.
-pub unsafe fn external_latin1(env: Env, mut block: Block, len: usize) -> Result<Value, Block> {
-    // SAFETY: the caller's env.
-    if len > block.len() || !unsafe { available(env) } {
+pub fn external_latin1(env: &napi::Env, mut block: Block, len: usize) -> Result<Value, Block> {
+    if len > block.len() || !available(env) {
         return Err(block);
     }
     let data = block.as_mut_ptr().cast::<std::os::raw::c_char>();
@@ -64,7 +74,7 @@ pub unsafe fn external_latin1(env: Env, mut block: Block, len: usize) -> Result<
     // until `drop_string_block` frees it; moving the Box does not move the bytes.
     let status = unsafe {
         sys::node_api_create_external_string_latin1(
-            env,
+            env.raw(),
             data,
             len as isize,
             Some(drop_string_block),
