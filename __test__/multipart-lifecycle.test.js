@@ -9,7 +9,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { MultipartEngine } = require('../lib/multipart/engine')
 const lifecycle = require('../lib/multipart/lifecycle')
-const { commonOptions } = require('../lib/multipart/options')
+const { readOptions } = require('../lib/multipart/options')
 const { parseLimits } = require('../lib/multipart/limits')
 
 const { READING, STORING, FAILING, REMOVING, ENDED } = lifecycle
@@ -103,13 +103,12 @@ function open ({ timeout = 0, holdRemovals = false } = {}) {
   }
   const calls = []
   const source = { pause () { calls.push('pause') }, resume () { calls.push('resume') } }
-  const options = commonOptions({ limit: LIMIT, timeout, highWaterMark: 16 }, storage)
+  const options = readOptions({ storage, limit: LIMIT, timeout, highWaterMark: 16 })
   const engine = new MultipartEngine(options, {
     contentType: CONTENT_TYPE,
-    contentLength: -1,
-    contentEncoding: null,
+    contentLength: undefined,
+    contentEncoding: undefined,
     limits: parseLimits(undefined),
-    storage,
     fileFilter: null,
     req: null
   }, adapter)

@@ -21,7 +21,6 @@
 const { Buffer } = require('node:buffer')
 const { Readable } = require('node:stream')
 const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
-const { isArenaStorage } = require('./storage')
 const { nativeLimits } = require('./limits')
 const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
 const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next } = require('./lifecycle')
@@ -30,6 +29,7 @@ const { Turns } = require('./turns')
 const { FieldState, FileState, fileEntry, inArena } = require('./parts')
 const { removeAll, removeLate } = require('./removal')
 const errors = require('../errors')
+const { parseContentLength, INVALID } = require('../options')
 const { startTimer } = require('../timeout')
 const { keepShape } = require('./shapes')
 
@@ -40,15 +40,15 @@ const { keepShape } = require('./shapes')
 const STORAGE_GRACE = 5000
 
 /**
- * options (./options.js commonOptions, shared by the requests of one configuration): {
- *   limit (bytes of the body as sent, and decoded), fieldsMax (total characters of all
- *   fields), timeout (ms, 0 none), decodeParam (./names.js paramDecoder), preservePath,
- *   highWaterMark, maxPreallocated
+ * options (./options.js, frozen, shared by the requests of one configuration): {
+ *   storage (an engine), arena (its files go to the arena), limit (bytes of the body as
+ *   sent, and decoded), fieldsMax (total characters of all fields), timeout (ms, 0 none),
+ *   decodeParam (./names.js paramDecoder), preservePath, highWaterMark, maxPreallocated
  * }
  * request: {
- *   contentType, contentLength (a number, -1 unknown), contentEncoding (string | null),
- *   limits (./limits.js parseLimits), storage (an engine), fileFilter ((file, cb) => void,
- *   or null), req (for the engine)
+ *   contentType, contentLength, contentEncoding (the headers, undefined or '' if absent),
+ *   limits (./limits.js parseLimits), fileFilter ((file, cb) => void, or null), req (for
+ *   the engine)
  * }
  * adapter: {
  *   field(name, value) -> an Error to fail with, or undefined
@@ -61,12 +61,15 @@ class MultipartEngine {
   constructor (options, request, adapter) {
     this.options = options
     this.adapter = adapter
+    const expected = parseContentLength(request.contentLength)
+    const encoding = request.contentEncoding
     this.contentType = request.contentType
-    this.contentLength = request.contentLength
-    this.contentEncoding = request.contentEncoding
+    this.contentLength = expected === INVALID ? -1 : expected
+    this.lengthInvalid = expected === INVALID
+    this.contentEncoding = encoding === undefined || encoding === null || encoding === '' ? null : String(encoding)
     this.fileFilter = request.fileFilter
-    this.storage = request.storage
-    this.arena = isArenaStorage(request.storage)
+    this.storage = options.storage
+    this.arena = options.arena
     this.limits = request.limits
     this.req = request.req
     this.state = READING // ./lifecycle.js; changed by transition() alone
@@ -74,6 +77,7 @@ class MultipartEngine {
     this.upload = null
     this.clearTimer = null
     this.received = 0
+    this.sourceEnded = false // the last chunk came, or the client went away: no rest to drop
     this.fieldChars = 0
     this.current = null // the part being read: a FieldState or a FileState
     this.parts = 0
@@ -110,6 +114,9 @@ class MultipartEngine {
    * which then only has to drain the body), else returns true.
    */
   start (source) {
+    const type = this.contentType
+    if (type === undefined || type === null || type === '') return this.refuse(errors.bodyError('ERR_MULTIPART_CONTENT_TYPE', {}))
+    if (this.lengthInvalid) return this.refuse(errors.bodyError('ERR_BODY_INVALID_LENGTH', {}))
     this.valve.open(source)
     const o = this.options
     const expected = this.contentLength
@@ -130,8 +137,14 @@ class MultipartEngine {
     return err
   }
 
+  /** The bytes of the body still to come, or -1 if its length is unknown. */
+  remaining () {
+    return this.contentLength >= 0 ? this.contentLength - this.received : -1
+  }
+
   /** One chunk of the body as it arrived (uWS's ArrayBuffer or a stream's Buffer). */
   write (chunk, isLast) {
+    if (isLast) this.sourceEnded = true
     if (this.upload === null) return
     this.received += chunk.byteLength
     if (this.received > this.options.limit) return this.fail(errors.tooLarge(this.options.limit, this.contentLength, this.received))
@@ -165,6 +178,7 @@ class MultipartEngine {
 
   /** The source went away before the end (a client abort). */
   abort () {
+    this.sourceEnded = true
     if (this.state === ENDED) return
     this.fail(errors.aborted(this.contentLength, this.received))
   }

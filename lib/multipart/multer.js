@@ -8,19 +8,13 @@ const typeis = require('type-is')
 const { MultipartEngine } = require('./engine')
 const { MemoryStorage, DiskStorage, memoryStorage, diskStorage } = require('./storage')
 const { parseLimits } = require('./limits')
-const { commonOptions } = require('./options')
+const { multerOptions } = require('./options')
 const { appendField } = require('./append-field')
 const errors = require('../errors')
 const { MulterError } = errors
-const { parseContentLength, checkNames, describe, INVALID } = require('../options')
 const { sourceOf, isUltimate, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
 const { bindOnce } = require('../async-context')
 const linger = require('../linger')
-
-// multer's options, and uws-body's own (the same as readMultipart's). fileHwm is multer's
-// name for the file streams' mark, readMultipart's highWaterMark.
-const OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath', 'defParamCharset', 'fileHwm',
-  'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger']
 
 // req.files' shape: multer's file strategies.
 const NONE = 0
@@ -30,21 +24,7 @@ const BY_NAME = 3
 
 class Multipart {
   constructor (options) {
-    if (options === undefined) options = {}
-    if (options === null || typeof options !== 'object') throw new TypeError('Expected object for argument options')
-    checkNames(options, OPTIONS, 'multipart option')
-    if (options.storage) this.storage = options.storage
-    else if (options.dest) this.storage = diskStorage({ destination: options.dest })
-    else this.storage = memoryStorage()
-    if (typeof this.storage !== 'object' || typeof this.storage._handleFile !== 'function' || typeof this.storage._removeFile !== 'function') {
-      throw new TypeError(`uws-body: storage must be a storage engine (_handleFile and _removeFile), got ${describe(this.storage)}`)
-    }
-    // Checked now when given as an object; a function of the request, per request.
-    this.limits = typeof options.limits === 'function' ? options.limits : parseLimits(options.limits)
-    if (options.fileFilter !== undefined && typeof options.fileFilter !== 'function') throw new TypeError('uws-body: fileFilter must be a function')
-    this.fileFilter = options.fileFilter || null
-    const hwm = options.highWaterMark !== undefined ? options.highWaterMark : options.fileHwm
-    this.common = commonOptions({ ...options, highWaterMark: hwm, preservePath: options.preservePath === undefined ? undefined : Boolean(options.preservePath) }, this.storage)
+    this.options = multerOptions(options)
   }
 
   single (name) { return this.middleware([{ name, maxCount: 1 }], VALUE) }
@@ -64,7 +44,8 @@ class Multipart {
 function handle (instance, fields, strategy, req, res, next) {
   const resume = bindOnce(next)
   if (!typeis(req, ['multipart'])) return resume()
-  let limits = instance.limits
+  const config = instance.options
+  let limits = config.limits
   if (typeof limits === 'function') {
     try {
       limits = parseLimits(limits(req))
@@ -82,34 +63,28 @@ function handle (instance, fields, strategy, req, res, next) {
     req.bodyRead = true
     return resume(bodyGone(req.method))
   }
-  const request = new MulterRequest(strategy, isUltimate(source), req, res, resume, instance.common.linger)
+  const request = new MulterRequest(strategy, isUltimate(source), req, res, resume, config.linger)
   const filesLeft = fields === null ? null : maxCounts(fields)
-  const expected = parseContentLength(req.headers['content-length'])
-  const encoding = req.headers['content-encoding']
-  const engine = new MultipartEngine(instance.common, {
+  const engine = new MultipartEngine(config, {
     contentType: req.headers['content-type'],
-    contentLength: expected === INVALID ? -1 : expected,
-    contentEncoding: encoding === undefined || encoding === '' ? null : String(encoding),
+    contentLength: req.headers['content-length'],
+    contentEncoding: req.headers['content-encoding'],
     limits,
-    storage: instance.storage,
-    fileFilter: filter(instance.fileFilter, filesLeft, req),
+    fileFilter: filter(config.fileFilter, filesLeft, req),
     req
   }, request)
   request.engine = engine
-  request.expected = expected
   request.controls = readChunks(source, req, res, {
     chunk: (chunk, isLast) => {
       if (request.drain !== null) return request.drain.chunk(chunk, isLast)
-      if (isLast) request.lastSeen = true
       engine.write(chunk, isLast)
     },
     abort: () => {
       if (request.drain !== null) return request.drain.abort()
-      request.aborted = true
       engine.abort()
     }
   })
-  const started = expected === INVALID ? engine.refuse(errors.bodyError('ERR_BODY_INVALID_LENGTH', {})) : engine.start(request.controls)
+  const started = engine.start(request.controls)
   if (started !== true) request.fail(started)
 }
 
@@ -152,9 +127,6 @@ class MulterRequest {
     this.bounds = bounds
     this.controls = null
     this.engine = null
-    this.expected = -1
-    this.lastSeen = false
-    this.aborted = false // the client went away: there is no rest to wait for
     // Once the form is refused before the body's end: where the rest goes (lib/linger.js).
     this.drain = null
     req.body = Object.create(null)
@@ -214,12 +186,11 @@ class MulterRequest {
 
   fail (err) {
     if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
-    if (this.lastSeen || this.aborted || this.controls === null) return this.next(err)
+    if (this.engine.sourceEnded || this.controls === null) return this.next(err)
     // As multer (and body-parser), the rest of the body is read and dropped before
     // next(err), so the framework's answer reaches a client still sending; unlike them,
     // within linger's bounds (past them: Connection: close, and closed).
-    const received = this.engine === null ? 0 : this.engine.received
-    const remaining = this.expected >= 0 ? this.expected - received : -1
+    const remaining = this.engine.remaining()
     // (The engine resumed the source if it had paused it. Never resume otherwise: uWS's
     // resume() without a pause() before it restores no events, and the socket goes deaf.)
     this.drain = linger.beforeNext(this.res, this.controls, { remaining, linger: this.bounds, error: err }, () => this.next(err))

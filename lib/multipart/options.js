@@ -1,9 +1,11 @@
 'use strict'
-// The options readMultipart and multipart() share, read once, with one meaning: a wrong
-// type or value is a TypeError when the options are read (the program's mistake).
-const { MemoryStorage } = require('./storage')
+// Each multipart API's options, read once at its entry into one frozen value that the
+// engine and the adapter read: a wrong name, type or value is a TypeError then (the
+// program's mistake). readOptions for readMultipart, multerOptions for multipart().
+const { MemoryStorage, DiskStorage, WritableStorage, diskStorage, memoryStorage, isArenaStorage } = require('./storage')
+const { parseLimits } = require('./limits')
 const { paramDecoder } = require('./names')
-const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, describe } = require('../options')
+const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -14,6 +16,61 @@ const { parseLinger } = require('../linger')
 // default (as bodyStream); its fields, which are held, get this same bound.
 const DEFAULT_MEMORY_LIMIT = 64 * MIB
 
+const READ_OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted']
+// multer's options, and uws-body's own (the same as readMultipart's). fileHwm is multer's
+// name for the file streams' mark, readMultipart's highWaterMark.
+const MULTER_OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath', 'defParamCharset', 'fileHwm',
+  'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger']
+
+/**
+ * readMultipart's options: { storage, arena, limits, onAborted } and the engine's
+ * (commonOptions).
+ */
+function readOptions (options) {
+  if (options !== undefined && options !== null && typeof options !== 'object') {
+    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
+  }
+  const o = options || {}
+  checkNames(o, READ_OPTIONS, 'readMultipart option')
+  const storage = readStorage(o.storage)
+  const limits = parseLimits(o.limits)
+  const common = commonOptions(o, storage)
+  if (o.onAborted !== undefined && typeof o.onAborted !== 'function') throw new TypeError('uws-body: options.onAborted must be a function')
+  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, onAborted: o.onAborted })
+}
+
+/** readMultipart's `storage`: 'memory', { dest }, (file) => Writable, or an engine. */
+function readStorage (storage) {
+  if (storage === undefined || storage === null || storage === 'memory') return new MemoryStorage()
+  if (typeof storage === 'function') return new WritableStorage(storage)
+  if (typeof storage === 'object' && typeof storage._handleFile === 'function' && typeof storage._removeFile === 'function') return storage
+  if (typeof storage === 'object' && typeof storage.dest === 'string' && storage.dest !== '') {
+    checkNames(storage, ['dest'], 'storage option')
+    return new DiskStorage({ destination: storage.dest })
+  }
+  throw new TypeError(`uws-body: storage must be 'memory', { dest: directory }, a function (file) => Writable or a storage engine, got ${describe(storage)}`)
+}
+
+/**
+ * multipart()'s options: { storage, arena, limits (checked, or a function of the request,
+ * checked per request), fileFilter (or null) } and the engine's (commonOptions).
+ */
+function multerOptions (options) {
+  if (options === undefined) options = {}
+  if (options === null || typeof options !== 'object') throw new TypeError('Expected object for argument options')
+  checkNames(options, MULTER_OPTIONS, 'multipart option')
+  const storage = options.storage ? options.storage : options.dest ? diskStorage({ destination: options.dest }) : memoryStorage()
+  if (typeof storage !== 'object' || typeof storage._handleFile !== 'function' || typeof storage._removeFile !== 'function') {
+    throw new TypeError(`uws-body: storage must be a storage engine (_handleFile and _removeFile), got ${describe(storage)}`)
+  }
+  const limits = typeof options.limits === 'function' ? options.limits : parseLimits(options.limits)
+  if (options.fileFilter !== undefined && typeof options.fileFilter !== 'function') throw new TypeError('uws-body: fileFilter must be a function')
+  const highWaterMark = options.highWaterMark !== undefined ? options.highWaterMark : options.fileHwm
+  const preservePath = options.preservePath === undefined ? undefined : Boolean(options.preservePath)
+  const common = commonOptions({ ...options, highWaterMark, preservePath }, storage)
+  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, fileFilter: options.fileFilter || null })
+}
+
 /**
  * The engine's options from the application's: `limit` (bytes of the body as sent, and
  * decoded), `timeout`, `highWaterMark`, `preservePath`, `defParamCharset`,
@@ -23,9 +80,10 @@ const DEFAULT_MEMORY_LIMIT = 64 * MIB
 function commonOptions (o, storage) {
   const memory = storage instanceof MemoryStorage
   const limit = o.limit === undefined || o.limit === null ? (memory ? DEFAULT_MEMORY_LIMIT : Infinity) : parseLimit(o.limit)
+  const highWaterMark = parseHighWaterMark(o.highWaterMark)
+  const maxPreallocated = parseMaxPreallocated(o.maxPreallocated)
   // A buffered form (memory) gets readBody's deadline; a streamed one bodyStream's (none).
   const timeout = parseTimeout(o.timeout, memory ? DEFAULT_TIMEOUT : 0)
-  const highWaterMark = parseHighWaterMark(o.highWaterMark)
   const preservePath = o.preservePath === undefined || o.preservePath === null ? false : o.preservePath
   if (typeof preservePath !== 'boolean') throw new TypeError(`uws-body: preservePath must be a boolean, got ${describe(preservePath)}`)
   return {
@@ -37,9 +95,9 @@ function commonOptions (o, storage) {
     highWaterMark,
     preservePath,
     decodeParam: paramDecoder(o.defParamCharset),
-    maxPreallocated: parseMaxPreallocated(o.maxPreallocated),
+    maxPreallocated,
     linger: parseLinger(o.linger)
   }
 }
 
-module.exports = { commonOptions, DEFAULT_MEMORY_LIMIT }
+module.exports = { readOptions, multerOptions, DEFAULT_MEMORY_LIMIT }

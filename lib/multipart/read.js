@@ -11,27 +11,11 @@
 //   an engine           any multer storage engine (`_handleFile`/`_removeFile`)
 const { AsyncResource } = require('node:async_hooks')
 const { MultipartEngine } = require('./engine')
-const { MemoryStorage, DiskStorage, WritableStorage } = require('./storage')
-const { parseLimits } = require('./limits')
-const { commonOptions } = require('./options')
-const errors = require('../errors')
-const { parseContentLength, checkNames, checkResponse, describe, INVALID } = require('../options')
+const { readOptions } = require('./options')
+const { checkResponse, describe } = require('../options')
 const { bindOnce } = require('../async-context')
 const linger = require('../linger')
 const { keepShape } = require('./shapes')
-
-const OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted']
-
-function parseStorage (storage) {
-  if (storage === undefined || storage === null || storage === 'memory') return new MemoryStorage()
-  if (typeof storage === 'function') return new WritableStorage(storage)
-  if (typeof storage === 'object' && typeof storage._handleFile === 'function' && typeof storage._removeFile === 'function') return storage
-  if (typeof storage === 'object' && typeof storage.dest === 'string' && storage.dest !== '') {
-    checkNames(storage, ['dest'], 'storage option')
-    return new DiskStorage({ destination: storage.dest })
-  }
-  throw new TypeError(`uws-body: storage must be 'memory', { dest: directory }, a function (file) => Writable or a storage engine, got ${describe(storage)}`)
-}
 
 function headerOf (req, name) {
   if (req !== null && typeof req === 'object' && typeof req.getHeader === 'function') return req.getHeader(name)
@@ -47,35 +31,23 @@ function headerOf (req, name) {
  */
 function readMultipart (res, req, options) {
   checkResponse(res, 'readMultipart(res, req)', ['onData', 'onAborted', 'pause', 'resume'])
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
-  const o = options || {}
-  checkNames(o, OPTIONS, 'readMultipart option')
+  const config = readOptions(options)
   const contentType = headerOf(req, 'content-type')
   const contentLength = headerOf(req, 'content-length')
   const contentEncoding = headerOf(req, 'content-encoding')
-  const storage = parseStorage(o.storage)
-  const limits = parseLimits(o.limits)
-  const common = commonOptions(o, storage)
-  let onAborted = o.onAborted
-  if (onAborted !== undefined && typeof onAborted !== 'function') throw new TypeError('uws-body: options.onAborted must be a function')
-  if (onAborted !== undefined) onAborted = bindOnce(onAborted)
+  const onAborted = config.onAborted === undefined ? undefined : bindOnce(config.onAborted)
 
   return new Promise((resolve, reject) => {
-    const expected = parseContentLength(contentLength === '' ? undefined : contentLength)
-    const intake = new Intake(res, expected, common.linger, onAborted)
+    const intake = new Intake(res, config.linger, onAborted)
     // The promise's functions go to the adapter as values: no closure reachable from
     // uWS's handlers (which live until the body ends) may hold them, or the promise's
     // result (the files) would live as long.
     const result = new Result(resolve, reject, intake)
-    const encoding = contentEncoding === undefined || contentEncoding === null || contentEncoding === '' ? null : String(contentEncoding)
-    const engine = new MultipartEngine(common, {
+    const engine = new MultipartEngine(config, {
       contentType,
-      contentLength: expected === INVALID ? -1 : expected,
-      contentEncoding: encoding,
-      limits,
-      storage,
+      contentLength,
+      contentEncoding,
+      limits: config.limits,
       fileFilter: null,
       req: null
     }, result)
@@ -89,15 +61,8 @@ function readMultipart (res, req, options) {
     // Attached whatever happens next: bytes of a refused body are dropped without work,
     // which keeps the connection in step, and the handler may answer at once.
     res.onData((chunk, isLast) => intake.chunk(chunk, isLast))
-    // uWS gives '' for a header the request does not have: not multipart.
-    const refused = contentType === undefined || contentType === null || contentType === ''
-      ? errors.bodyError('ERR_MULTIPART_CONTENT_TYPE', {})
-      : expected === INVALID ? errors.bodyError('ERR_BODY_INVALID_LENGTH', {}) : null
-    const started = refused || engine.start(intake)
-    if (started !== true) {
-      if (refused) engine.refuse(refused)
-      result.fail(started)
-    }
+    const started = engine.start(intake)
+    if (started !== true) result.fail(started)
   })
 }
 
@@ -108,20 +73,17 @@ function readMultipart (res, req, options) {
  * source (pause, resume).
  */
 class Intake {
-  constructor (res, expected, bounds, onAborted) {
+  constructor (res, bounds, onAborted) {
     this.res = res
-    this.expected = expected
     this.bounds = bounds
     this.onAborted = onAborted
     this.engine = null
     this.scope = null
     this.drain = null
-    this.lastSeen = false
   }
 
   chunk (chunk, isLast) {
     if (this.drain !== null) return this.drain.chunk(chunk, isLast)
-    if (isLast) this.lastSeen = true
     this.scope.runInAsyncScope(this.engine.write, this.engine, chunk, isLast)
   }
 
@@ -140,9 +102,8 @@ class Intake {
    * deliver() (the rejection) runs.
    */
   refused (error, deliver) {
-    if (this.lastSeen || this.res.aborted) return deliver()
-    const remaining = this.expected >= 0 ? this.expected - this.engine.received : -1
-    this.drain = linger.refuse(this.res, { ended: false, remaining, linger: this.bounds, error }, deliver)
+    if (this.engine.sourceEnded) return deliver()
+    this.drain = linger.refuse(this.res, { ended: false, remaining: this.engine.remaining(), linger: this.bounds, error }, deliver)
   }
 }
 

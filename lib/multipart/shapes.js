@@ -3,11 +3,9 @@
 // hidden class. Optimized code holds the hidden classes it was specialised for weakly: a
 // full GC that finds no live object of one frees it and throws away every function
 // optimized against it, to be compiled again over the next forms. Between two forms
-// nothing of theirs is alive, so without these each full GC cost the parser's hot
-// functions (upload.js feed, engine.js part, filePart, done, ...) their optimized code:
-// in bench/multipart.js (b), 100 files of 10 KiB, whose server collects before each run
-// of 40 forms, running them unoptimized and recompiling them was about half of
-// readMultipart's CPU (1190-1340 us a form against 660 us with these kept).
+// nothing of theirs is alive, so without these each full GC costs the parser's hot
+// functions (upload.js feed, engine.js part, filePart, done, ...) their optimized code
+// (bench/RESULTS.md, "Multipart on bare uWS", row (b)).
 // The latest of each kind is kept (its hidden class is the one in use, whatever field
 // representations V8 has settled on since), and only once its form is over, when it
 // holds nothing of the form's data: the engine after letGo(), the upload after it was
