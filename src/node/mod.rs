@@ -80,14 +80,10 @@ pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
     // The calls made per chunk, and those not yet `#[napi]` exports.
-    let functions: [(&str, raw::Callback); 14] = [
+    let functions: [(&str, raw::Callback); 10] = [
         ("push", body::push),
-        ("streamCreate", stream::stream_create),
         ("streamWrite", stream::stream_write),
         ("streamRead", stream::stream_read),
-        ("streamEnd", stream::stream_end),
-        ("streamAbort", stream::stream_abort),
-        ("streamError", stream::stream_error),
         ("multipartCreate", multipart::multipart_create),
         ("multipartFeed", multipart::multipart_feed),
         ("multipartField", multipart::multipart_field),

@@ -70,8 +70,8 @@ pub fn misuse(api: &str, call: &str, misuse: crate::core::Misuse) -> Thrown {
 
 /// Defines an N-API callback whose one argument is a handle (a body, stream or upload):
 /// `$body` runs under `callback` with `env` and the handle bound, and gives the value
-/// returned. The stream's and multipart's handle calls are this one shape, so its unsafe
-/// surface is written once, here.
+/// returned. multipart's handle calls are this one shape, so its unsafe surface is written
+/// once, here.
 macro_rules! handle_callback {
     ($(#[$attr:meta])* $name:ident, |$env:ident, $handle:ident| $body:block) => {
         $(#[$attr])*
@@ -258,10 +258,12 @@ pub unsafe fn get_f64(env: Env, value: Value) -> Result<Option<f64>> {
     Ok(Some(n))
 }
 
-/// A JS boolean; `None` for anything else.
+/// A JS boolean; `None` for anything else (probe.rs's hand-written create: the exports
+/// that read one are `#[napi]`, guarded.rs's `bool_of`).
 ///
 /// # Safety
 /// `env` must be live and `value` a value of it.
+#[cfg(feature = "call-cost")]
 pub unsafe fn get_bool(env: Env, value: Value) -> Result<Option<bool>> {
     // SAFETY: as the caller promised.
     if unsafe { type_of(env, value)? } != sys::ValueType::napi_boolean {

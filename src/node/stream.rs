@@ -5,40 +5,42 @@
 
 use std::mem::MaybeUninit;
 
+use napi::bindgen_prelude::{JsValue, Null, Unknown};
 use napi::sys;
+use napi_derive::napi;
 
 use super::body::error_object;
 use super::external;
+use super::guarded::{bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
 /// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
 /// and parsed the options; a negative contentLength means unknown. contentEncoding: a
-/// string, else none; decode: anything but `false` decodes. A raw callback, as the
-/// per-chunk ones: see guarded.rs for what `#[napi]` would add to each stream.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn stream_create(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [length, limit, encoding, decode] = args::<4>(env, info)?;
-            let (Some(length), Some(limit)) = (get_f64(env, length)?, get_f64(env, limit)?) else {
-                return Err(type_error("streamCreate(contentLength, limit): numbers"));
-            };
-            let options = BodyOptions {
-                content_length: (length >= 0.0).then_some(length as u64),
-                // `as` saturates: NaN is 0, Infinity is u64::MAX.
-                limit: limit.max(0.0) as u64,
-                max_preallocated: 0,
-                content_encoding: get_string(env, encoding)?,
-                decode: get_bool(env, decode)? != Some(false),
-                known_minimum: 0,
-            };
-            external::create(&napi::Env::from_raw(env), BodyStream::new(&options))
-        })
-    }
+/// string, else none; decode: anything but `false` decodes.
+#[napi(js_name = "streamCreate", catch_unwind)]
+pub fn stream_create(
+    env: napi::Env,
+    length: Unknown,
+    limit: Unknown,
+    encoding: Unknown,
+    decode: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let (Some(length), Some(limit)) = (f64_of(length)?, f64_of(limit)?) else {
+            return Err(type_error("streamCreate(contentLength, limit): numbers"));
+        };
+        let options = BodyOptions {
+            content_length: (length >= 0.0).then_some(length as u64),
+            // `as` saturates: NaN is 0, Infinity is u64::MAX.
+            limit: limit.max(0.0) as u64,
+            max_preallocated: 0,
+            content_encoding: string_of(encoding)?,
+            decode: bool_of(decode)? != Some(false),
+            known_minimum: 0,
+        };
+        external::create(&env, BodyStream::new(&options))
+    })
 }
 
 /// `out[offset..]`: the room the caller offers (a Uint8Array and an index into it).
@@ -149,30 +151,36 @@ pub unsafe extern "C" fn stream_read(env: Env, info: sys::napi_callback_info) ->
     }
 }
 
-handle_callback! {
-    /// streamEnd(stream): the last chunk was written (uWS's isLast).
-    stream_end, |env, handle| {
-        match external::get::<BodyStream>(env, handle, "streamEnd")?.end() {
-            Ok(()) => null(env),
+/// streamEnd(stream): the last chunk was written (uWS's isLast).
+#[napi(js_name = "streamEnd", catch_unwind)]
+pub fn stream_end(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        match external::with(handle, "streamEnd", BodyStream::end)? {
+            Ok(()) => js(&env, Null),
             Err(m) => Err(misuse("bodyStream", "streamEnd", m)),
         }
-    }
+    })
 }
 
-handle_callback! {
-    /// streamAbort(stream): releases everything now. Idempotent.
-    stream_abort, |env, handle| {
-        external::get::<BodyStream>(env, handle, "streamAbort")?.abort();
-        null(env)
-    }
+/// streamAbort(stream): releases everything now. Idempotent.
+#[napi(js_name = "streamAbort", catch_unwind)]
+pub fn stream_abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        external::with(handle, "streamAbort", BodyStream::abort)?;
+        js(&env, Null)
+    })
 }
 
-handle_callback! {
-    /// streamError(stream) -> null | the error's fields, as body.rs's error().
-    stream_error, |env, handle| {
-        match external::get::<BodyStream>(env, handle, "streamError")?.error() {
-            Some(e) => built(error_object(&napi::Env::from_raw(env), e)),
-            None => null(env),
+/// streamError(stream) -> null | the error's fields, as body.rs's error().
+#[napi(js_name = "streamError", catch_unwind)]
+pub fn stream_error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let fields = external::with(handle, "streamError", |stream: &mut BodyStream| {
+            stream.error().map(|e| error_object(&env, e)).transpose()
+        })??;
+        match fields {
+            Some(fields) => Ok(fields.raw()),
+            None => js(&env, Null),
         }
-    }
+    })
 }
