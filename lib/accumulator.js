@@ -18,25 +18,20 @@ const ABORTED = 2
 const FINISHED = 3
 
 /**
- * Collects one request body, copying each chunk once into its final place. The body
- * rules (limit, declared length, mismatch, abort) and its outcomes are here, whatever
- * holds the bytes (lib/body-store.js); the native core applies the same ones
- * (src/core/body.rs), checked against one table by __test__/body-rules.test.js and
- * tests/body_rules.rs.
+ * One request body, copied chunk by chunk once into its final place. The body rules
+ * (limit, declared length, mismatch, abort) and its outcomes are here, whatever holds the
+ * bytes (lib/body-store.js); the native core applies the same ones (src/core/body.rs),
+ * checked against one table by __test__/body-rules.test.js and tests/body_rules.rs.
+ * The library's readers make one with the options they read once at their entry
+ * (limit, maxPreallocated, inflate) and the request's content-length and content-encoding.
  */
-class BodyAccumulator {
-  constructor (options) {
-    if (options === undefined || options === null) options = {}
-    else if (typeof options !== 'object') {
-      throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-    }
+class Body {
+  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, asText) {
     // A body must fit one Buffer: larger ones are refused as 413 like any other body over
     // the limit (4 GiB on Node 20; from Node 22 a Buffer may be as long as memory allows).
-    const limit = Math.min(parseLimit(options.limit), MAX_LENGTH)
-    const maxPreallocated = parseMaxPreallocated(options.maxPreallocated)
-    const expected = parseContentLength(options.contentLength)
-    const encoding = parseContentEncoding(options.contentEncoding)
-    const inflate = parseInflate(options.inflate)
+    limit = Math.min(limit, MAX_LENGTH)
+    const expected = parseContentLength(contentLength)
+    const encoding = parseContentEncoding(contentEncoding)
 
     this._state = OPEN
     this._error = null
@@ -54,7 +49,7 @@ class BodyAccumulator {
       this._store = emptyStore()
       this._fail(errors.tooLarge(limit, expected, 0))
     } else {
-      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, options[AS_TEXT] === true)
+      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, asText)
       // What only the store can refuse up front: an encoding (before the declared length,
       // which the core then checks itself), memory.
       const refused = this._store.error()
@@ -177,4 +172,16 @@ class BodyAccumulator {
   }
 }
 
-module.exports = { BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX, AS_TEXT }
+/** The public form (index.d.ts): its options, headers included, in one object read here. */
+class BodyAccumulator extends Body {
+  constructor (options) {
+    if (options === undefined || options === null) options = {}
+    else if (typeof options !== 'object') {
+      throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
+    }
+    super(parseLimit(options.limit), parseMaxPreallocated(options.maxPreallocated), parseInflate(options.inflate),
+      options.contentLength, options.contentEncoding, options[AS_TEXT] === true)
+  }
+}
+
+module.exports = { Body, BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX, AS_TEXT }

@@ -1,7 +1,7 @@
 'use strict'
 const { Buffer } = require('node:buffer')
-const { BodyAccumulator, AS_TEXT } = require('./accumulator')
-const { describe, parseContentLength, checkKnown, checkResponse } = require('./options')
+const { Body } = require('./accumulator')
+const { describe, parseLimit, parseMaxPreallocated, parseInflate, parseContentLength, checkKnown, checkResponse } = require('./options')
 const { bindOnce } = require('./async-context')
 const errors = require('./errors')
 const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
@@ -22,50 +22,78 @@ const linger = require('./linger')
  * before the promise rejects (lib/linger.js), so any answer then reaches the client.
  */
 function readBody (res, req, options) {
-  return read(res, req, options, finishBuffer, READ_BODY)
+  checkResponse(res, 'readBody(res, req)', ['onData', 'onAborted'])
+  return read(res, req, readOptions(options, READ_BODY), finishBuffer)
 }
-
-// The options of readBody and readText: an unknown name is a TypeError naming the closest.
-const READ_BODY = new Set(['limit', 'maxPreallocated', 'inflate', 'timeout', 'linger', 'onAborted'])
-const READ_TEXT = new Set([...READ_BODY, 'encoding'])
 
 /**
  * readBody's twin for text: resolves with the body decoded as `options.encoding`
  * (default utf8), built without an intermediate Buffer where the native tier can.
  */
 function readText (res, req, options) {
-  const encoding = options != null && options.encoding !== undefined ? options.encoding : 'utf8'
-  if (!Buffer.isEncoding(encoding)) throw new TypeError(`uws-body: unknown encoding ${JSON.stringify(encoding)}`)
-  return read(res, req, options, (accumulator) => accumulator.finishString(encoding), READ_TEXT, encoding === 'utf8' || encoding === 'utf-8')
+  checkResponse(res, 'readBody(res, req)', ['onData', 'onAborted'])
+  return read(res, req, readOptions(options, READ_TEXT), finishText)
 }
 
 const finishBuffer = (accumulator) => accumulator.finish()
+const finishText = (accumulator, options) => accumulator.finishString(options.encoding)
 
-function read (res, req, options, finish, known, asText = false) {
-  checkResponse(res, 'readBody(res, req)', ['onData', 'onAborted'])
-  if (options !== null && typeof options === 'object') checkKnown(options, known, known === READ_TEXT ? 'readText option' : 'readBody option')
-  let onAborted = options !== null && typeof options === 'object' ? options.onAborted : undefined
+// The options of readBody and readText: an unknown name is a TypeError naming the closest.
+const READ_BODY = { names: new Set(['limit', 'maxPreallocated', 'inflate', 'timeout', 'linger', 'onAborted']), what: 'readBody option', text: false }
+const READ_TEXT = { names: new Set([...READ_BODY.names, 'encoding']), what: 'readText option', text: true }
+
+/** The options of one call, read and checked once: the frozen value the rest reads. */
+function readOptions (options, api) {
+  if (options === undefined || options === null) return api.text ? TEXT_DEFAULTS : BODY_DEFAULTS
+  if (typeof options !== 'object') {
+    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
+  }
+  const encoding = api.text ? textEncoding(options.encoding) : null
+  checkKnown(options, api.names, api.what)
+  const onAborted = options.onAborted
   if (onAborted !== undefined && typeof onAborted !== 'function') {
     throw new TypeError('uws-body: options.onAborted must be a function')
   }
-  const timeout = parseTimeout(options != null ? options.timeout : undefined, DEFAULT_TIMEOUT)
-  const bounds = linger.parseLinger(options != null ? options.linger : undefined)
-  const bodyOpts = bodyOptions(req, options)
-  if (asText) bodyOpts[AS_TEXT] = true
-  const accumulator = new BodyAccumulator(bodyOpts)
+  return Object.freeze({
+    limit: parseLimit(options.limit),
+    maxPreallocated: parseMaxPreallocated(options.maxPreallocated),
+    inflate: parseInflate(options.inflate),
+    timeout: parseTimeout(options.timeout, DEFAULT_TIMEOUT),
+    linger: linger.parseLinger(options.linger),
+    onAborted,
+    encoding,
+    // finishString reads UTF-8 text straight from the body's memory (lib/accumulator.js).
+    asText: encoding === 'utf8' || encoding === 'utf-8'
+  })
+}
+
+function textEncoding (encoding = 'utf8') {
+  if (!Buffer.isEncoding(encoding)) throw new TypeError(`uws-body: unknown encoding ${JSON.stringify(encoding)}`)
+  return encoding
+}
+
+const BODY_DEFAULTS = readOptions({}, READ_BODY)
+const TEXT_DEFAULTS = readOptions({}, READ_TEXT)
+
+function read (res, req, options, finish) {
+  const { contentLength, contentEncoding } = headersOf(req)
+  const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText)
   // Called from uWS's abort callback: run it in the caller's async context.
-  if (onAborted !== undefined) onAborted = bindOnce(onAborted)
+  const onAborted = options.onAborted === undefined ? undefined : bindOnce(options.onAborted)
 
   return new Promise((resolve, reject) => {
     let settled = false
     // Once the body is refused before its end: where the rest of it goes (lib/linger.js).
     let refusal = null
-    const deadline = deadlineOf(timeout)
+    const deadline = deadlineOf(options.timeout)
     const settle = (error, body) => {
       if (settled) return
       settled = true
       if (error) reject(error)
       else resolve(body)
+    }
+    const refuse = (ended, error) => {
+      refusal = refuseRest(res, accumulator, contentLength, options.linger, ended, error, () => settle(error))
     }
     res.onAborted(() => {
       res.aborted = true
@@ -76,29 +104,18 @@ function read (res, req, options, finish, known, asText = false) {
     })
     // A body rejected up front (length over the limit, bad length, unsupported encoding)
     // still gets its onData handler: the rest is dropped there.
-    if (accumulator.error !== null) {
-      const error = accumulator.error
-      refusal = refuse(res, accumulator, bodyOpts, bounds, false, error, () => settle(error))
-    }
+    if (accumulator.error !== null) refuse(false, accumulator.error)
     res.onData((chunk, isLast) => {
       if (refusal !== null) return refusal.chunk(chunk, isLast)
       if (settled) return
-      if (passed(deadline)) {
-        const error = errors.timedOut(timeout, accumulator.received)
-        refusal = refuse(res, accumulator, bodyOpts, bounds, isLast, error, () => settle(error))
-        return
-      }
-      if (!accumulator.push(chunk)) {
-        const error = accumulator.error
-        refusal = refuse(res, accumulator, bodyOpts, bounds, isLast, error, () => settle(error))
-        return
-      }
+      if (passed(deadline)) return refuse(isLast, errors.timedOut(options.timeout, accumulator.received))
+      if (!accumulator.push(chunk)) return refuse(isLast, accumulator.error)
       if (isLast) {
         let body
         try {
-          body = finish(accumulator)
+          body = finish(accumulator, options)
         } catch (error) {
-          refuse(res, accumulator, bodyOpts, bounds, true, error, () => settle(error))
+          refuseRest(res, accumulator, contentLength, options.linger, true, error, () => settle(error))
           return
         }
         settle(null, body)
@@ -112,32 +129,28 @@ function read (res, req, options, finish, known, asText = false) {
  * returned refusal (lib/linger.js), which drops it as it comes and calls deliver() when
  * the error may reach the application.
  */
-function refuse (res, accumulator, bodyOpts, bounds, ended, error, deliver) {
+function refuseRest (res, accumulator, contentLength, bounds, ended, error, deliver) {
   // What is left of a declared length (parsed again only here, off the path of bodies that
   // are read): a rest known to pass the bound is not waited for.
-  const expected = ended ? -1 : parseContentLength(bodyOpts.contentLength)
+  const expected = ended ? -1 : parseContentLength(contentLength)
   const remaining = expected >= 0 ? expected - accumulator.received : -1
   accumulator.abort()
   return linger.refuse(res, { ended, remaining, linger: bounds, error }, deliver)
 }
 
-function bodyOptions (req, options) {
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
-  const { limit, maxPreallocated, inflate } = options || {}
-  let contentLength, contentEncoding
+/** The content-length and content-encoding of a uWS HttpRequest or a headers object. */
+function headersOf (req) {
   if (req !== null && typeof req === 'object' && typeof req.getHeader === 'function') {
-    contentLength = req.getHeader('content-length')
-    contentEncoding = req.getHeader('content-encoding')
-  } else if (req !== null && typeof req === 'object') {
-    // A plain headers object, as frameworks keep them (lower-case names).
-    contentLength = req['content-length']
-    contentEncoding = req['content-encoding']
-  } else {
-    throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpRequest or a headers object, got ${describe(req)}`)
+    const contentEncoding = req.getHeader('content-encoding')
+    // uWS's getHeader() gives '' for a header the request does not have.
+    return { contentLength: req.getHeader('content-length'), contentEncoding: contentEncoding === '' ? null : contentEncoding }
   }
-  return { limit, maxPreallocated, inflate, contentLength, contentEncoding: contentEncoding === '' ? null : contentEncoding }
+  if (req !== null && typeof req === 'object') {
+    // A plain headers object, as frameworks keep them (lower-case names).
+    const contentEncoding = req['content-encoding']
+    return { contentLength: req['content-length'], contentEncoding: contentEncoding === '' ? null : contentEncoding }
+  }
+  throw new TypeError(`uws-body: readBody(res, req) needs a uWS HttpRequest or a headers object, got ${describe(req)}`)
 }
 
-module.exports = { readBody, readText, bodyOptions }
+module.exports = { readBody, readText, headersOf }

@@ -23,8 +23,8 @@ const { AsyncResource } = require('node:async_hooks')
 const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
-const { bodyOptions } = require('./read-body')
-const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, UNKNOWN, INVALID } = require('./options')
+const { headersOf } = require('./read-body')
+const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, describe, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
 const { bindOnce } = require('./async-context')
 const linger = require('./linger')
@@ -51,32 +51,44 @@ const STREAM_OPTIONS = new Set(['limit', 'inflate', 'timeout', 'highWaterMark', 
  */
 function bodyStream (res, req, options) {
   checkResponse(res, 'bodyStream(res, req)', PAUSABLE)
-  const { contentLength, contentEncoding } = bodyOptions(req, options)
-  const o = options || {}
-  checkKnown(o, STREAM_OPTIONS, 'bodyStream option')
-  // No limit unless asked for: a stream holds at most highWaterMark whatever the body's
-  // size, so the limit is a policy on what a client may send (disk, time), which only the
-  // application knows; Node's own request stream and busboy have none either.
-  const limit = o.limit === undefined || o.limit === null ? Infinity : parseLimit(o.limit)
-  const inflate = parseInflate(o.inflate)
-  // No deadline unless asked for: a stream pins no body memory while it waits, and how
-  // long a large upload may legitimately take is the application's call.
-  const timeout = parseTimeout(o.timeout, 0)
-  const highWaterMark = parseHighWaterMark(o.highWaterMark)
-  let onAborted = o.onAborted
+  const o = streamOptions(options)
+  const { contentLength, contentEncoding } = headersOf(req)
+  return new BodyStream(res, o, parseContentLength(contentLength), parseContentEncoding(contentEncoding))
+}
+
+/** bodyStream's options, read and checked once: the frozen value the stream reads. */
+function streamOptions (options) {
+  if (options === undefined || options === null) return DEFAULTS
+  if (typeof options !== 'object') {
+    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
+  }
+  checkKnown(options, STREAM_OPTIONS, 'bodyStream option')
+  const onAborted = options.onAborted
   if (onAborted !== undefined && typeof onAborted !== 'function') {
     throw new TypeError('uws-body: options.onAborted must be a function')
   }
-  if (onAborted !== undefined) onAborted = bindOnce(onAborted)
-  const bounds = linger.parseLinger(o.linger)
-  const expected = parseContentLength(contentLength)
-  const encoding = parseContentEncoding(contentEncoding)
-  return new BodyStream(res, { expected, encoding, limit, inflate, timeout, highWaterMark, onAborted, bounds })
+  return Object.freeze({
+    // No limit unless asked for: a stream holds at most highWaterMark whatever the body's
+    // size, so the limit is a policy on what a client may send (disk, time), which only
+    // the application knows; Node's own request stream and busboy have none either.
+    limit: options.limit === undefined || options.limit === null ? Infinity : parseLimit(options.limit),
+    inflate: parseInflate(options.inflate),
+    highWaterMark: parseHighWaterMark(options.highWaterMark),
+    // No deadline unless asked for: a stream pins no body memory while it waits, and how
+    // long a large upload may legitimately take is the application's call.
+    timeout: parseTimeout(options.timeout, 0),
+    onAborted,
+    linger: linger.parseLinger(options.linger)
+  })
 }
 
+const DEFAULTS = streamOptions({})
+
 class BodyStream extends Readable {
-  constructor (res, { expected, encoding, limit, inflate, timeout, highWaterMark, onAborted, bounds }) {
+  constructor (res, { limit, inflate, timeout, highWaterMark, onAborted, linger: bounds }, expected, encoding) {
     super({ highWaterMark })
+    // Called from uWS's abort callback: run it in the caller's async context.
+    if (onAborted !== undefined) onAborted = bindOnce(onAborted)
     this._res = res
     // The rest of a body the stream stops reading before its end (lib/linger.js).
     this._expected = expected

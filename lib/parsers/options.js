@@ -2,7 +2,7 @@
 // The options of body-parser's factories, checked the way body-parser checks them:
 // mistakes are TypeErrors when the middleware is made, not errors per request.
 const typeis = require('type-is')
-const { parseLimit, checkNames, describe } = require('../options')
+const { DEFAULT_MAX_PREALLOCATED, parseLimit, checkNames, describe } = require('../options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -26,15 +26,18 @@ function normalize (options, defaultType, own = []) {
   checkNames(o, [...COMMON, ...own], 'parser option')
   const verify = o.verify || false
   if (verify !== false && typeof verify !== 'function') throw new TypeError('option verify must be function')
-  return {
+  // Read once, when the middleware is made: the frozen value every request reads (its
+  // body's accumulator included).
+  return Object.freeze({
     limit: parseLimit(o.limit),
+    maxPreallocated: DEFAULT_MAX_PREALLOCATED,
     timeout: parseTimeout(o.timeout, DEFAULT_TIMEOUT),
     linger: parseLinger(o.linger),
     inflate: o.inflate !== false,
     verify,
     defaultCharset: o.defaultCharset || 'utf-8',
     shouldParse: typeMatcher(o.type || defaultType)
-  }
+  })
 }
 
 /** `type` as body-parser takes it: a media type ('json', '*\/*', 'text/*'), a list, or a function of req. */

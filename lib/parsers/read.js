@@ -8,7 +8,6 @@ const contentType = require('content-type')
 const errors = require('../errors')
 const { sourceOf, isUltimate, readInto, discard } = require('./source')
 const { bindOnce } = require('../async-context')
-const { AS_TEXT } = require('../accumulator')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
 const charsetCache = new Map()
@@ -116,16 +115,9 @@ function createParser (options, spec) {
     }
     // The callback resumes the application (verify, parse's reviver, next): in the
     // caller's async context, not that of the uWS or socket callback it is called from.
-    readInto(source, req, res, {
-      limit: options.limit,
-      inflate: options.inflate,
-      timeout: options.timeout,
-      linger: options.linger,
-      contentLength: headers['content-length'],
-      contentEncoding: headers['content-encoding'],
-      // decode() below reads it with finishString('utf8').
-      [AS_TEXT]: !options.verify && charset !== null && isUtf8(charset)
-    }, bindOnce((error, acc) => {
+    // decode() below reads a UTF-8 body with finishString('utf8').
+    const asText = !options.verify && charset !== null && isUtf8(charset)
+    readInto(source, req, res, options, asText, bindOnce((error, acc) => {
       if (error) return fail(error)
       // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
       // Buffer), or its Buffer when verify or raw needs one.

@@ -33,7 +33,7 @@
 // A body refused before its end reaches next(err) only once its rest has been dropped,
 // or a bound passed (lib/linger.js beforeNext): the framework's answer then reaches a
 // client that was still sending.
-const { BodyAccumulator } = require('../accumulator')
+const { Body } = require('../accumulator')
 const errors = require('../errors')
 const { deadlineOf, passed } = require('../timeout')
 const { parseContentLength } = require('../options')
@@ -95,17 +95,19 @@ function bodyGone (method) {
 const isUltimate = (source) => source !== NODE_STREAM
 
 /**
- * Reads the whole body into a BodyAccumulator and calls done(error) or done(null, acc)
+ * Reads the whole body into a Body (lib/accumulator.js) and calls done(error) or done(null, acc)
  * once, with every byte pushed (the caller then finishes it as a Buffer or a string).
- * options: the accumulator's, plus `timeout` and `linger` (parseLinger's bounds). A body
- * refused before its end calls done(error) once its rest is dropped (see above).
+ * options: the parser's (lib/parsers/options.js); asText: the body will be read as UTF-8
+ * text. A body refused before its end calls done(error) once its rest is dropped (see
+ * above).
  */
-function readInto (source, req, res, options, done) {
+function readInto (source, req, res, options, asText, done) {
   if (source === BODY_GONE) {
     req.bodyRead = true
     return done(bodyGone(req.method))
   }
-  const acc = new BodyAccumulator(options)
+  const headers = req.headers
+  const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText)
   let settled = false
   let drain = null
   let controls = null
