@@ -4,7 +4,8 @@
 // (the client going away, a limit, a malformed form, a storage engine failing at once or
 // later, the timeout). After each: one outcome for the request (the first error, or done
 // when the failure can no longer arrive), every file an engine began removed, the source
-// not left paused, nothing held.
+// not left paused, nothing held. Then the failures that can reach a real uWS server,
+// through readMultipart, while a file is with its engine and after the body is read.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { MultipartEngine } = require('../lib/multipart/engine')
@@ -59,8 +60,12 @@ function heldStorage ({ holdRemovals = false } = {}) {
     removed: [],
     removals: [],
     throwNext: false,
+    thrown: 0,
     _handleFile (req, file, cb) {
-      if (storage.throwNext) throw new Error('storage error at once')
+      if (storage.throwNext) {
+        storage.thrown++
+        throw new Error('storage error at once')
+      }
       file.path = `/held/${file.originalname}`
       const entry = { file, bytes: 0, answered: false }
       entry.answer = (err) => {
@@ -262,4 +267,135 @@ test('a filter that answers after the failure: its file is dropped, still one er
   assert.equal(ctx.outcomes.length, 1)
   assert.equal(ctx.outcomes[0].code, 'ECONNABORTED')
   assert.deepEqual(ctx.storage.handled, [])
+})
+
+// The same failures over the wire: readMultipart on a real uWS server, the form sent in
+// chunks (chunked: a declared length over the limit would be refused before reading).
+const net = require('node:net')
+const uWS = require('uWebSockets.js')
+const { readMultipart } = require('..')
+
+const WIRE_TIMEOUT = 600
+const requests = new Map()
+let server = null
+
+test.before(() => new Promise((resolve, reject) => {
+  const app = uWS.App()
+  app.post('/form', (res, req) => {
+    const ctx = requests.get(req.getHeader('x-id'))
+    readMultipart(res, req, { storage: ctx.storage, limit: LIMIT, timeout: ctx.timeout, highWaterMark: 16 }).then(() => {
+      ctx.outcomes.push('done')
+      if (!res.aborted) res.cork(() => res.end('done'))
+    }, (err) => {
+      ctx.outcomes.push(err)
+      if (!res.aborted) res.cork(() => res.writeStatus(`${err.status || 500} Error`).end(String(err.code)))
+    })
+  })
+  app.listen('127.0.0.1', 0, (token) => {
+    if (!token) return reject(new Error('uWS could not listen'))
+    server = { port: uWS.us_socket_local_port(token), close: () => uWS.us_listen_socket_close(token) }
+    resolve()
+  })
+}))
+test.after(() => server.close())
+
+let nextId = 0
+function wire ({ timeout = 0 } = {}) {
+  const id = String(++nextId)
+  const ctx = { storage: heldStorage(), outcomes: [], timeout, answer: '' }
+  requests.set(id, ctx)
+  const socket = net.connect(server.port, '127.0.0.1')
+  socket.on('data', (d) => { ctx.answer += d.toString('latin1') })
+  socket.on('error', () => {})
+  socket.write(`POST /form HTTP/1.1\r\nHost: x\r\nx-id: ${id}\r\nContent-Type: ${CONTENT_TYPE}\r\nTransfer-Encoding: chunked\r\n\r\n`)
+  ctx.socket = socket
+  ctx.send = (text) => socket.write(`${Buffer.byteLength(text, 'latin1').toString(16)}\r\n${text}\r\n`, 'latin1')
+  ctx.ended = false
+  ctx.end = () => {
+    ctx.ended = true
+    socket.write('0\r\n\r\n')
+  }
+  return ctx
+}
+
+async function until (check, what) {
+  for (let i = 0; i < 400 && !check(); i++) await sleep(5)
+  assert.ok(check(), what)
+}
+
+const WIRE_STATES = {
+  [READING]: async (ctx) => {
+    ctx.send(filePart('a') + 'x'.repeat(100))
+    await until(() => ctx.storage.handled.length === 1, 'the file reached its engine')
+  },
+  [STORING]: async (ctx) => {
+    let body = filePart('a0') + 'x'.repeat(10)
+    for (let i = 1; i < 9; i++) body += nextPart(`a${i}`) + 'x'.repeat(10)
+    ctx.send(body + END)
+    ctx.end()
+    await until(() => ctx.storage.handled.length === 8, 'eight files with their engines')
+    await sleep(20)
+  }
+}
+
+const WIRE_FAILURES = {
+  'client abort': { hit: (ctx) => ctx.socket.destroy(), code: 'ECONNABORTED' },
+  limit: { hit: (ctx) => ctx.send('z'.repeat(LIMIT + 1)), code: 'ERR_BODY_TOO_LARGE', status: 413, reading: true },
+  'parse error': { hit: (ctx) => ctx.end(), code: 'ERR_MULTIPART_TRUNCATED', status: 400, reading: true },
+  'storage error at once': {
+    hit: async (ctx) => {
+      ctx.storage.throwNext = true
+      if (ctx.storage.handled.length === 8) ctx.storage.answerNext(null)
+      else ctx.send(nextPart('b') + 'y')
+      await until(() => ctx.storage.thrown === 1, 'the engine threw')
+      ctx.storage.throwNext = false
+    },
+    message: 'storage error at once',
+    status: 500
+  },
+  'storage error later': { hit: (ctx) => ctx.storage.answerNext(new Error('storage error later')), message: 'storage error later', status: 500 },
+  timeout: { hit: () => sleep(WIRE_TIMEOUT + 100), code: 'ERR_BODY_TIMEOUT', status: 408, timeout: true }
+}
+
+for (const [state, reach] of Object.entries(WIRE_STATES)) {
+  for (const [name, failure] of Object.entries(WIRE_FAILURES)) {
+    // Once the body has ended, nothing more of it can arrive.
+    if (failure.reading && state !== READING) continue
+    test(`over uWS: ${name} in ${state}`, async () => {
+      const ctx = wire({ timeout: failure.timeout ? WIRE_TIMEOUT : 0 })
+      await reach(ctx)
+      assert.deepEqual(ctx.outcomes, [], 'nothing settled before the failure')
+      await failure.hit(ctx)
+      await sleep(30)
+      // The rest of the body is dropped before the error goes out (lib/linger.js), and
+      // what the engines hold is answered: it goes out once they have.
+      if (!ctx.ended && !ctx.socket.destroyed) ctx.end()
+      ctx.storage.answerAll()
+      await until(() => ctx.outcomes.length > 0, 'an outcome')
+      ctx.storage.answerAll()
+      await sleep(30)
+      assert.equal(ctx.outcomes.length, 1, 'one outcome for the request')
+      const err = ctx.outcomes[0]
+      if (failure.code !== undefined) assert.equal(err.code, failure.code)
+      else assert.equal(err.message, failure.message)
+      for (const entry of ctx.storage.handled) assert.ok(ctx.storage.removed.includes(entry.file.path), `${entry.file.path} removed`)
+      if (failure.status !== undefined) {
+        await until(() => ctx.answer.includes('\r\n\r\n'), 'an answer')
+        assert.match(ctx.answer, new RegExp(`^HTTP/1.1 ${failure.status} `))
+      }
+      ctx.socket.destroy()
+    })
+  }
+}
+
+test('over uWS: after all of them, a form is read whole', async () => {
+  const ctx = wire()
+  ctx.send(filePart('a') + 'x'.repeat(10) + END)
+  ctx.end()
+  await until(() => ctx.storage.handled.length === 1, 'the file reached its engine')
+  ctx.storage.answerAll()
+  await until(() => ctx.outcomes.length > 0, 'an outcome')
+  assert.deepEqual(ctx.outcomes, ['done'])
+  await until(() => ctx.answer.endsWith('done'), 'the answer')
+  ctx.socket.destroy()
 })
