@@ -207,13 +207,23 @@ pub fn abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
 /// error(body) -> null | { code, limit?, length?, expected?, received?, encoding?, reason? }
 #[napi(js_name = "error", catch_unwind)]
 pub fn error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        let fields = external::with(handle, "error", |body: &mut Body| {
-            body.error().map(|e| error_object(&env, e)).transpose()
+    error_answer(&env, handle, "error", Body::error)
+}
+
+/// What error() and streamError() answer: null, or the fields of the error `of` finds.
+pub(super) fn error_answer<T: external::Tagged>(
+    env: &napi::Env,
+    handle: Unknown,
+    call: &str,
+    of: fn(&T) -> Option<&BodyError>,
+) -> napi::Result<sys::napi_value> {
+    guarded(env, || {
+        let fields = external::with(handle, call, |handle: &mut T| {
+            of(handle).map(|e| error_object(env, e)).transpose()
         })??;
         match fields {
             Some(fields) => Ok(fields.raw()),
-            None => js(&env, Null),
+            None => js(env, Null),
         }
     })
 }

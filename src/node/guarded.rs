@@ -1,8 +1,7 @@
-//! What the `#[napi]` exports share: the calls made once per body or process (body.rs's
-//! create, finish, finishString, abort, error, sizes; stream.rs's streamCreate, streamEnd,
-//! streamAbort, streamError; stats, setPoolLimit), each argument
-//! an `Unknown` read by its type, and each keeps every promise raw.rs's `callback` keeps.
-//! What that costs a body: docs/performance.md, "Once-per-body calls".
+//! What the `#[napi]` exports share: every export but the calls made per chunk or per
+//! field (raw.rs) is one, each argument an `Unknown` read by its type, and each keeps every
+//! promise raw.rs's `callback` keeps. What that costs a body: docs/performance.md,
+//! "Once-per-body calls".
 
 use napi::bindgen_prelude::*;
 

@@ -79,18 +79,14 @@ pub fn inject_fault(env: Env, kind: Unknown) -> Result<Null> {
 pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
-    // The calls made per chunk, and those not yet `#[napi]` exports.
-    let functions: [(&str, raw::Callback); 10] = [
+    // The calls made per chunk or per field; the rest are `#[napi]` exports (docs/design.md,
+    // "Design notes").
+    let functions: [(&str, raw::Callback); 5] = [
         ("push", body::push),
         ("streamWrite", stream::stream_write),
         ("streamRead", stream::stream_read),
-        ("multipartCreate", multipart::multipart_create),
         ("multipartFeed", multipart::multipart_feed),
         ("multipartField", multipart::multipart_field),
-        ("multipartArena", multipart::multipart_arena),
-        ("multipartEnd", multipart::multipart_end),
-        ("multipartAbort", multipart::multipart_abort),
-        ("multipartError", multipart::multipart_error),
     ];
     #[cfg(feature = "call-cost")]
     let functions = functions.into_iter().chain(probe::RAW);

@@ -5,12 +5,14 @@
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use napi::bindgen_prelude::Object;
+use napi::bindgen_prelude::{JsValue, Null, Object, Unknown};
 use napi::sys;
+use napi_derive::napi;
 
 use super::body::error_object as body_error_object;
 use super::buffer::into_buffer;
 use super::external;
+use super::guarded::{f64_of, guarded, js, string_of};
 use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
@@ -33,66 +35,81 @@ fn amount(n: f64) -> u64 {
 /// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
 /// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
 /// An encoded form (contentEncoding a string other than identity) is parsed from its
-/// decoded bytes, at most `decodedLimit` of them. A raw callback, as the per-chunk ones:
-/// see guarded.rs for what `#[napi]` would add to each form.
-///
-/// # Safety
-/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-pub unsafe extern "C" fn multipart_create(env: Env, info: sys::napi_callback_info) -> Value {
-    // SAFETY: Node's env and info for this call.
-    unsafe {
-        callback(env, || {
-            let [content_type, rest @ .., content_encoding, decoded_limit] = args::<13>(env, info)?;
-            let mut n = [0.0; 10];
-            for (n, value) in n.iter_mut().zip(rest) {
-                *n = get_f64(env, value)?.ok_or_else(|| {
-                    type_error(
-                        "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
-                    )
-                })?;
+/// decoded bytes, at most `decodedLimit` of them.
+#[napi(js_name = "multipartCreate", catch_unwind)]
+#[allow(clippy::too_many_arguments)] // the JS call's arguments, one each
+pub fn multipart_create(
+    env: napi::Env,
+    content_type: Unknown,
+    field_name_size: Unknown,
+    field_size: Unknown,
+    fields: Unknown,
+    file_size: Unknown,
+    files: Unknown,
+    parts: Unknown,
+    header_pairs: Unknown,
+    header_size: Unknown,
+    preallocate: Unknown,
+    expected: Unknown,
+    content_encoding: Unknown,
+    decoded_limit: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let numbers = [
+            field_name_size,
+            field_size,
+            fields,
+            file_size,
+            files,
+            parts,
+            header_pairs,
+            header_size,
+            preallocate,
+            expected,
+        ];
+        let mut n = [0.0; 10];
+        for (n, value) in n.iter_mut().zip(numbers) {
+            *n = f64_of(value)?.ok_or_else(|| {
+                type_error(
+                    "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
+                )
+            })?;
+        }
+        let Some(content_type) = string_of(content_type)? else {
+            return Err(type_error("multipartCreate: contentType must be a string"));
+        };
+        let limits = Limits {
+            field_name_size: amount(n[0]),
+            field_size: amount(n[1]),
+            fields: amount(n[2]),
+            file_size: amount(n[3]),
+            files: amount(n[4]),
+            parts: amount(n[5]),
+            header_pairs: amount(n[6]),
+            header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
+        };
+        let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
+            Ok(boundary) => boundary,
+            Err(e) => return Ok(error_object(&env, &e)?.raw()),
+        };
+        let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
+        let expected = (n[9] >= 0.0).then(|| amount(n[9]));
+        let codings = match encoding::parse(string_of(content_encoding)?.as_deref(), true) {
+            Ok(codings) => codings,
+            Err(e) => return Ok(body_error_object(&env, &e)?.raw()),
+        };
+        let parser = Multipart::new(&boundary, limits);
+        let upload = match Decoder::new(&codings) {
+            None => Upload::new(parser, preallocate, expected),
+            Some(decoder) => {
+                let Some(limit) = f64_of(decoded_limit)? else {
+                    return Err(type_error("multipartCreate: decodedLimit must be a number"));
+                };
+                Upload::with_decoding(parser, preallocate, Decoding::new(decoder, amount(limit)))
             }
-            let Some(content_type) = get_string(env, content_type)? else {
-                return Err(type_error("multipartCreate: contentType must be a string"));
-            };
-            let limits = Limits {
-                field_name_size: amount(n[0]),
-                field_size: amount(n[1]),
-                fields: amount(n[2]),
-                file_size: amount(n[3]),
-                files: amount(n[4]),
-                parts: amount(n[5]),
-                header_pairs: amount(n[6]),
-                header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
-            };
-            let napi_env = napi::Env::from_raw(env);
-            let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
-                Ok(boundary) => boundary,
-                Err(e) => return built(error_object(&napi_env, &e)),
-            };
-            let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
-            let expected = (n[9] >= 0.0).then(|| amount(n[9]));
-            let codings = match encoding::parse(get_string(env, content_encoding)?.as_deref(), true)
-            {
-                Ok(codings) => codings,
-                Err(e) => return built(body_error_object(&napi_env, &e)),
-            };
-            let parser = Multipart::new(&boundary, limits);
-            let upload = match Decoder::new(&codings) {
-                None => Upload::new(parser, preallocate, expected),
-                Some(decoder) => {
-                    let Some(limit) = get_f64(env, decoded_limit)? else {
-                        return Err(type_error("multipartCreate: decodedLimit must be a number"));
-                    };
-                    Upload::with_decoding(
-                        parser,
-                        preallocate,
-                        Decoding::new(decoder, amount(limit)),
-                    )
-                }
-            };
-            external::create(&napi::Env::from_raw(env), upload)
-        })
-    }
+        };
+        external::create(&env, upload)
+    })
 }
 
 /// The error's fields for lib/multipart/errors.js: `code`, and `reason` (a 400's
@@ -326,78 +343,92 @@ fn field_charset(charset: Option<&[u8]>) -> Option<bool> {
     }
 }
 
-handle_callback! {
-    /// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
-    /// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
-    multipart_field, |env, handle| {
-        let upload = external::get::<Upload>(env, handle, "multipartField")?;
-        let utf8 = field_charset(upload.parser().head().charset.as_deref());
-        let value = upload.take_field();
-        match utf8 {
-            Some(true) => utf8_lossy(env, &value),
-            Some(false) => latin1(env, &value),
-            None => {
-                let mut data = ptr::null_mut();
-                let mut result = ptr::null_mut();
-                check(sys::napi_create_buffer_copy(
-                    env,
-                    value.len(),
-                    value.as_ptr().cast(),
-                    &mut data,
-                    &mut result,
-                ))?;
-                Ok(result)
+/// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
+/// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
+///
+/// # Safety
+/// Called by Node only, as an N-API callback: `env` and `info` are that call's.
+pub unsafe extern "C" fn multipart_field(env: Env, info: sys::napi_callback_info) -> Value {
+    // SAFETY: Node's env and info for this call; the upload's reference dies with the
+    // closure, and no JS runs while it lives.
+    unsafe {
+        callback(env, || {
+            let [handle] = args::<1>(env, info)?;
+            let upload = external::get::<Upload>(env, handle, "multipartField")?;
+            let utf8 = field_charset(upload.parser().head().charset.as_deref());
+            let value = upload.take_field();
+            match utf8 {
+                Some(true) => utf8_lossy(env, &value),
+                Some(false) => latin1(env, &value),
+                None => {
+                    let mut data = ptr::null_mut();
+                    let mut result = ptr::null_mut();
+                    check(sys::napi_create_buffer_copy(
+                        env,
+                        value.len(),
+                        value.as_ptr().cast(),
+                        &mut data,
+                        &mut result,
+                    ))?;
+                    Ok(result)
+                }
             }
-        }
+        })
     }
 }
 
-handle_callback! {
-    /// multipartArena(upload) -> every arena file's bytes, back to back, as one Buffer that
-    /// owns them (files are ranges of it: see multipartFeed's state), or null when empty.
-    /// The upload's arena is empty after.
-    multipart_arena, |env, handle| {
-        let arena = external::get::<Upload>(env, handle, "multipartArena")?.take_arena();
+/// multipartArena(upload) -> every arena file's bytes, back to back, as one Buffer that
+/// owns them (files are ranges of it: see multipartFeed's state), or null when empty.
+/// The upload's arena is empty after.
+#[napi(js_name = "multipartArena", catch_unwind)]
+pub fn multipart_arena(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let arena = external::with(handle, "multipartArena", Upload::take_arena)?;
         if arena.is_empty() {
-            return null(env);
+            return js(&env, Null);
         }
-        into_buffer(&napi::Env::from_raw(env), arena)
-    }
+        into_buffer(&env, arena)
+    })
 }
 
-handle_callback! {
-    /// multipartEnd(upload): the last chunk was fed (uWS's isLast).
-    multipart_end, |env, handle| {
-        match external::get::<Upload>(env, handle, "multipartEnd")?.end() {
-            Ok(()) => null(env),
+/// multipartEnd(upload): the last chunk was fed (uWS's isLast).
+#[napi(js_name = "multipartEnd", catch_unwind)]
+pub fn multipart_end(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        match external::with(handle, "multipartEnd", Upload::end)? {
+            Ok(()) => js(&env, Null),
             Err(m) => Err(misuse("multipart", "multipartEnd", m)),
         }
-    }
+    })
 }
 
-handle_callback! {
-    /// multipartAbort(upload): releases everything now. Idempotent.
-    multipart_abort, |env, handle| {
-        external::get::<Upload>(env, handle, "multipartAbort")?.abort();
-        null(env)
-    }
+/// multipartAbort(upload): releases everything now. Idempotent.
+#[napi(js_name = "multipartAbort", catch_unwind)]
+pub fn multipart_abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        external::with(handle, "multipartAbort", Upload::abort)?;
+        js(&env, Null)
+    })
 }
 
-handle_callback! {
-    /// multipartError(upload) -> null | `{ code, reason?, max? }` | a body error's fields
-    /// (body.rs's form): `ERR_BODY_OUT_OF_MEMORY` when memory for a field or the arena could
-    /// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
-    multipart_error, |env, handle| {
-        let upload = external::get::<Upload>(env, handle, "multipartError")?;
-        let napi_env = napi::Env::from_raw(env);
-        if let Some(e) = upload.body_error() {
-            return built(body_error_object(&napi_env, e));
+/// multipartError(upload) -> null | `{ code, reason?, max? }` | a body error's fields
+/// (body.rs's form): `ERR_BODY_OUT_OF_MEMORY` when memory for a field or the arena could
+/// not be had, `ERR_BODY_ENCODING_INVALID` or `ERR_BODY_TOO_LARGE` for an encoded form.
+#[napi(js_name = "multipartError", catch_unwind)]
+pub fn multipart_error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let fields = external::with(handle, "multipartError", |upload: &mut Upload| {
+            match (upload.body_error(), upload.error()) {
+                (Some(e), _) => body_error_object(&env, e).map(Some),
+                (None, Some(e)) => error_object(&env, e).map(Some),
+                (None, None) => Ok(None),
+            }
+        })??;
+        match fields {
+            Some(fields) => Ok(fields.raw()),
+            None => js(&env, Null),
         }
-        match upload.error() {
-            Some(e) => built(error_object(&napi_env, e)),
-            None => null(env),
-        }
-    }
+    })
 }
 
 /// The N-API function that makes a string of bytes in one encoding.

@@ -1,8 +1,7 @@
 //! Thin, checked helpers over raw N-API, for the calls made per chunk (push, streamWrite,
-//! streamRead, multipartFeed) and those not yet `#[napi]` (guarded.rs): plain N-API
-//! callbacks, because napi-rs's wrapper costs several times the call itself
-//! (bench/RESULTS.md, "Call cost by kind of export"), and a body makes one call per chunk,
-//! a form one or two per part.
+//! streamRead, multipartFeed) and per field (multipartField): plain N-API callbacks,
+//! because napi-rs's wrapper costs several times the call itself (bench/RESULTS.md, "Call
+//! cost by kind of export"). Every other export is `#[napi]` (guarded.rs).
 //!
 //! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
 //! here trusts an argument: each N-API status that matters is checked through `check`, and
@@ -67,30 +66,6 @@ pub fn misuse(api: &str, call: &str, misuse: crate::core::Misuse) -> Thrown {
         message: format!("{api}: {call}() after {after}"),
     }
 }
-
-/// Defines an N-API callback whose one argument is a handle (a body, stream or upload):
-/// `$body` runs under `callback` with `env` and the handle bound, and gives the value
-/// returned. multipart's handle calls are this one shape, so its unsafe surface is written
-/// once, here.
-macro_rules! handle_callback {
-    ($(#[$attr:meta])* $name:ident, |$env:ident, $handle:ident| $body:block) => {
-        $(#[$attr])*
-        ///
-        /// # Safety
-        /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
-        pub unsafe extern "C" fn $name($env: Env, info: sys::napi_callback_info) -> Value {
-            // SAFETY: Node's env and info for this call; `$body` runs inside this block,
-            // with that env, on the callback's thread.
-            unsafe {
-                callback($env, || {
-                    let [$handle] = args::<1>($env, info)?;
-                    $body
-                })
-            }
-        }
-    };
-}
-pub(crate) use handle_callback;
 
 /// Runs the body of an N-API callback. An error becomes a JS exception; a panic becomes
 /// one too (unwinding into Node's C++ frames would abort the process).
@@ -217,11 +192,6 @@ make! {
     null() => napi_get_null();
     /// A JS string from UTF-8.
     string(s: &str) => napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize);
-}
-
-/// What napi-rs's safe API built, as a raw callback's answer.
-pub fn built<'e, V: napi::JsValue<'e>>(value: napi::Result<V>) -> Result<Value> {
-    Ok(value?.raw())
 }
 
 /// `object[key] = value`.

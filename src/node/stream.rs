@@ -5,11 +5,11 @@
 
 use std::mem::MaybeUninit;
 
-use napi::bindgen_prelude::{JsValue, Null, Unknown};
+use napi::bindgen_prelude::{Null, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::error_object;
+use super::body::error_answer;
 use super::external;
 use super::guarded::{bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
@@ -174,13 +174,5 @@ pub fn stream_abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_v
 /// streamError(stream) -> null | the error's fields, as body.rs's error().
 #[napi(js_name = "streamError", catch_unwind)]
 pub fn stream_error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        let fields = external::with(handle, "streamError", |stream: &mut BodyStream| {
-            stream.error().map(|e| error_object(&env, e)).transpose()
-        })??;
-        match fields {
-            Some(fields) => Ok(fields.raw()),
-            None => js(&env, Null),
-        }
-    })
+    error_answer(&env, handle, "streamError", BodyStream::error)
 }
