@@ -448,7 +448,7 @@ export interface MulterFile {
   destination?: string
   filename?: string
   path?: string
-  /** Memory storage: the bytes (a view of the request's one shared block, see README). */
+  /** Memory storage: the bytes (a view of the request's one shared block, see docs/multipart.md). */
   buffer?: Buffer
   /** While a storage engine's _handleFile runs: the file's bytes, as they arrive. */
   stream?: import('node:stream').Readable

@@ -1,6 +1,7 @@
 'use strict'
 // Buffer from node:buffer, not the global: globalThis.Buffer is a getter (Node's path to
-// deprecating it in ES modules), on every body's path. Every module here takes it so.
+// deprecating it in ES modules), on every body's path (docs/performance.md, row 'Buffer
+// getter'). Every module here takes it so.
 const { Buffer, constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:buffer')
 const errors = require('./errors')
 const { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./body-store')

@@ -22,20 +22,22 @@ const { STRING_ENCODING, SIZES } = require('./protocol')
 const { UNKNOWN, isIdentity } = require('./options')
 
 // The largest known length read by the JS tier: above it, the native pool's warm memory
-// beats JS's copy (docs/performance.md, "JS_TIER_MAX").
+// beats JS's copy (docs/performance.md, row 'JS tier bound').
 const JS_TIER_MAX = 192 * 1024
 // The largest first chunk of unknown length kept in JS: a larger one, copied again when
-// a second chunk comes, costs each body fresh memory (docs/performance.md, "FIRST_CHUNK_MAX").
+// a second chunk comes, costs each body fresh memory (docs/performance.md, row 'first
+// chunk kept in JS').
 const FIRST_CHUNK_MAX = 16 * 1024
 // Text leaves the JS tier at 2 KiB where Buffer.toString('utf8') is V8's own decoder,
-// slower than finishString's (docs/performance.md, "TEXT_JS_TIER_MAX").
+// slower than finishString's (docs/performance.md, row 'text tier bound').
 const SIMDUTF_TO_STRING = Number(process.versions.node.split('.')[0]) >= 24
 const TEXT_JS_TIER_MAX = SIMDUTF_TO_STRING ? JS_TIER_MAX : 2 * 1024
 
 const EMPTY = () => Buffer.alloc(0)
 
 // Encodings the native tier decodes itself (finishString's codes). Where toString is
-// simdutf's, UTF-8 that is not one-byte comes back as a Buffer for it to decode.
+// simdutf's, UTF-8 that is not one-byte comes back as a Buffer for it to decode
+// (docs/performance.md, row 'UTF-8 as a Buffer').
 const { UTF8, LATIN1, UTF16LE, UTF8_OR_BUFFER } = STRING_ENCODING
 const UTF8_CODE = SIMDUTF_TO_STRING ? UTF8_OR_BUFFER : UTF8
 const STRING_ENCODINGS = { __proto__: null, utf8: UTF8_CODE, 'utf-8': UTF8_CODE, latin1: LATIN1, binary: LATIN1, utf16le: UTF16LE, 'utf-16le': UTF16LE, ucs2: UTF16LE, 'ucs-2': UTF16LE }

@@ -9,9 +9,8 @@
 // 2 x scavenger_max_new_space_capacity_mb (src/node/buffer.rs nudges it after each body).
 // That flag defaults to 8 up to Node 22 (a scavenge every 32 MiB of bodies) and to 32 on
 // Node 24 (128 MiB): past 64 MiB, V8's external-memory limit starts a full mark-compact
-// first, so on Node 24 bodies of 512 KiB cost twice their time (bench/micro.js counts the
-// collections: 0-0.5 mark-compacts and 16 scavenges per 1000 bodies with this, about 4-7
-// mark-compacts without).
+// first, so on Node 24 bodies pay full mark-compacts where a scavenge would do
+// (docs/performance.md, row 'tuneGc'; bench/micro.js counts the collections).
 //
 // Set at run time, the flag moves that one threshold back to 8: V8 sizes the main
 // isolate's young generation when it starts (--scavenger-max-new-space-capacity-mb=8 on

@@ -30,10 +30,10 @@
 const { HeldAnswer } = require('./held-answer')
 const { MIB, parseLimit, checkNames, describe } = require('./options')
 
-// What the server reads of a refused body before giving up on it. Dropping costs uWS
-// ~120-160 us of server CPU per MiB here (docs/early-answers.md), so 64 MiB is ~10 ms:
-// less than reading a 10 MB body, for a client that pays for every byte it sends. It
-// covers an upload a few times over any usual limit, which then gets its answer cleanly.
+// What the server reads of a refused body before giving up on it: dropping costs uWS less
+// than reading a body of that size (docs/performance.md, row 'dropping a rest'), for a
+// client that pays for every byte it sends. It covers an upload a few times over any
+// usual limit, which then gets its answer cleanly.
 const LINGER_BYTES = 64 * MIB
 // How long after the refusal the rest may take: upstream uWS's own idle timeout (10 s;
 // the 20.57 build tested here has 30 s), so a refused request holds its connection no

@@ -3,10 +3,9 @@
 //
 // Each uWS chunk is copied once, into the Buffer the stream pushes: an unencoded chunk by
 // Buffer.allocUnsafe + set, an encoded one by the decoder itself, which writes straight
-// into a JS Buffer (src/node/stream.rs). JS memory, not the native pool's: copying 64 KiB
-// and 256 KiB chunks this way was 12x and 2.6x faster than making an external Buffer of
-// pooled memory per chunk (2 GiB / 256 MiB copied, medians of 5 rounds), and a stream's
-// pieces are short-lived garbage, which V8's scavenges collect cheaply.
+// into a JS Buffer (src/node/stream.rs). JS memory, not the native pool's: faster than an
+// external Buffer of pooled memory per chunk (docs/performance.md, row 'stream slabs'),
+// and a stream's pieces are short-lived garbage, which V8's scavenges collect cheaply.
 //
 // Backpressure: when push() returns false (the buffer passed highWaterMark) the client
 // is paused (res.pause(): uWS stops reading its socket, so TCP slows the sender), and

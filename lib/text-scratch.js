@@ -5,10 +5,7 @@
 //
 // Such a body needs its bytes for one toString(). A fresh Buffer per body is a fresh
 // ArrayBuffer (or a slice of Node's shared slab, itself garbage every few bodies) that V8
-// counts and must collect. On Node 24, finishString against a memcpy into a reused Buffer
-// plus toString (bench/strings.js, 7 paired rounds), with a fresh Buffer per body: 1 KiB
-// 1.16, 16 KiB 1.19, 64 KiB 1.75; from a Buffer taken here, in 3 runs: 1.05-1.10,
-// 0.92-1.05, 1.02-1.03.
+// counts and must collect (docs/performance.md, row 'text scratch').
 //
 // A Buffer here never reaches the program, so no body can see another's bytes:
 // finishString decodes only the bytes its body wrote, then gives the Buffer back, and

@@ -23,8 +23,8 @@ function parseTimeout (value, fallback) {
 // Deadlines of COARSE_FROM ms and more share one unref'd interval that checks them every
 // SWEEP_EVERY ms (so they fire up to a second late: 0.3% of the 300 s default), as Node's
 // http server checks its own requestTimeout. A setTimeout + clearTimeout per request cost
-// ultimate-express + json() on 1 KiB bodies a quarter of its throughput here (38,000-47,000
-// requests in 4 s against 57,000-67,000 without); the shared sweep costs a Set entry.
+// small bodies much of their throughput (docs/performance.md, row 'shared deadline
+// sweep'); the shared sweep costs a Set entry.
 // Shorter deadlines are asked for on purpose: they get their own precise timer.
 const COARSE_FROM = 10000
 const SWEEP_EVERY = 1000
@@ -73,10 +73,8 @@ const noop = () => {}
  * chunk arrives: a body still arriving after it fails at its next chunk, and one whose
  * client fell silent is closed by uWS's own idle timeout (~10 s). Buffered bodies never
  * pause, so nothing else can hold them open. Registered deadlines (startTimer) cost more
- * than that under load: keeping each request's closure reachable from a long-lived
- * registry for the length of its read made 4 MiB bodies under ultimate-express use 1.4-1.6x
- * the server CPU (3x the GC time), and a per-request setTimeout cost a quarter of the
- * json 1 KiB throughput; a check per chunk costs one Date.now().
+ * than that under load (docs/performance.md, row 'deadline per chunk'); a check per chunk
+ * costs one Date.now().
  */
 function deadlineOf (ms) {
   return ms === 0 ? Infinity : Date.now() + ms

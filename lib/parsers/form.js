@@ -3,7 +3,7 @@
 // exactly what qs.parse gives body-parser for such a body (__test__/form.test.js checks
 // that on every generated body) and returns null for anything else, which then goes to
 // qs: brackets (nesting, arrays, including %5B / %5D), a repeated key, the key
-// __proto__. qs costs about 3x as much on a 2 KiB form; these are most forms.
+// __proto__. qs costs more (docs/performance.md, row 'flat forms'); these are most forms.
 
 const UNSAFE = /[[\]]|%5[bd]/i
 const hasOwn = Object.hasOwn
@@ -34,9 +34,9 @@ function parseFlatForm (str) {
 
 // qs's UTF-8 decoder: '+' is a space, then percent-decoding; a malformed escape leaves
 // the whole string as it is (after the '+' replacement). Escapes of ASCII bytes are
-// decoded here: decodeURIComponent is a call into V8's runtime, 40% of the time of a
-// 2 KiB form with an escape in every value. A string with any other escape (a byte of a
-// multi-byte character) is left to it whole.
+// decoded here: decodeURIComponent is a call into V8's runtime (docs/performance.md, row
+// 'ASCII escapes'). A string with any other escape (a byte of a multi-byte character) is
+// left to it whole.
 function decode (s) {
   let at = s.indexOf('%')
   const spaced = s.indexOf('+') === -1 ? s : s.replace(/\+/g, ' ')
