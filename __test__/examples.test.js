@@ -24,7 +24,13 @@ function start (name) {
     child.stdout.on('data', (d) => {
       out += d
       const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
-      if (m) resolve({ port: Number(m[1]), stop: () => child.kill() })
+      if (!m) return
+      const port = Number(m[1])
+      // PORT=0 is a free port (the OS picks one), as a newcomer running two examples needs.
+      if (port === 3000) {
+        child.kill()
+        reject(new Error(`examples/${name} listened on 3000 with PORT=0`))
+      } else resolve({ port, stop: () => child.kill() })
     })
     child.once('exit', (code) => reject(new Error(`examples/${name} exited (${code}) before listening: ${out}`)))
   })

@@ -11,7 +11,7 @@ const uWS = require('uWebSockets.js')
 const { readMultipart, answerError } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
-const port = Number(process.env.PORT) || 3000
+const port = Number(process.env.PORT ?? 3000)
 
 uWS.App().post('/avatar', (res, req) => {
   // Call synchronously: uWS's req is dead once the handler returns.

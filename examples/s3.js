@@ -94,7 +94,7 @@ if (require.main === module) {
         answerError(res, err)
       }
     )
-  }).listen('127.0.0.1', 3000, (token) => {
-    if (token) console.log(`http://127.0.0.1:3000/upload -> s3://${bucket} at ${process.env.S3_ENDPOINT}`)
+  }).listen('127.0.0.1', Number(process.env.PORT ?? 3000), (token) => {
+    if (token) console.log(`http://127.0.0.1:${uWS.us_socket_local_port(token)}/upload -> s3://${bucket} at ${process.env.S3_ENDPOINT}`)
   })
 }

@@ -5,7 +5,7 @@ const crypto = require('node:crypto')
 const uWS = require('uWebSockets.js')
 const { readBody, answerError } = require('..')
 
-const port = Number(process.env.PORT) || 3000
+const port = Number(process.env.PORT ?? 3000)
 
 uWS.App()
   .post('/*', (res, req) => {

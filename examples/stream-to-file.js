@@ -13,7 +13,7 @@ const uWS = require('uWebSockets.js')
 const { bodyStream, answerError } = require('..')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uploads-'))
-const port = Number(process.env.PORT) || 3000
+const port = Number(process.env.PORT ?? 3000)
 
 uWS.App().any('/upload', (res, req) => {
   const file = path.join(dir, crypto.randomUUID())

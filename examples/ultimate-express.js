@@ -14,5 +14,5 @@ app.post('/upload', raw({ type: '*/*', limit: '64mb' }), (req, res) => res.send(
 // says only its status.
 app.use((err, req, res, next) => res.status(err.status || 500).json({ error: err.expose ? err.type || err.message : 'internal error', code: err.code }))
 
-const port = Number(process.env.PORT) || 3000
+const port = Number(process.env.PORT ?? 3000)
 app.listen(port, '127.0.0.1', () => console.log(`uws-body + ultimate-express on http://127.0.0.1:${app.port}/`))
