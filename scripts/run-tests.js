@@ -5,7 +5,8 @@
 //     (default: the repository's __test__, all but the HEAVY files below: `npm test`;
 //     --all: every file, `npm run test:all`, what CI runs; --only: the files whose names
 //     start with <prefix>, heavy or not, e.g. `--only s3` for npm run test:s3, which then
-//     builds garage with scripts/garage.sh if it is missing, or fails)
+//     builds garage with scripts/garage.sh if it is missing, or fails; an --only run in
+//     which no test passed fails)
 //   node scripts/run-tests.js file.test.js ...   (some files; `npm test -- __test__/x.test.js`)
 //
 // UWS_BODY_TEST_SKIP=<prefix>,...: leave out the files whose names start with these, said
@@ -121,7 +122,7 @@ if (s3Files.length) {
     const built = spawnSync('bash', [path.join(__dirname, 'garage.sh')], { stdio: ['ignore', 'ignore', 'inherit'] })
     if (built.status === 0) garage = findGarage()
     if (!garage.bin) {
-      console.log(`run-tests: --only ${only}: the S3 files need garage 2.x, and bash scripts/garage.sh ${built.status === 0 ? 'ran but it is still not found' : 'failed (it needs cargo: https://rustup.rs)'}; run it, or set UWS_BODY_GARAGE to a garage 2.x binary`)
+      console.log(`run-tests: --only ${only}: the S3 files need garage 2.x, and bash scripts/garage.sh ${built.status === 0 ? 'ran but it is still not found' : 'failed (why is above; it needs cargo: https://rustup.rs)'}; run it, or set UWS_BODY_GARAGE to a garage 2.x binary`)
       process.exit(1)
     }
   }
@@ -162,9 +163,11 @@ function failures (report) {
 const started = Date.now()
 const result = spawnSync(process.execPath, args, { stdio: 'inherit', env })
 let counts = 'no report'
+let passed = 0
 try {
   const report = fs.readFileSync(tap, 'utf8')
   const count = (what) => (report.match(new RegExp(`^# ${what} (\\d+)$`, 'm')) || [])[1] || '?'
+  passed = Number(count('pass')) || 0
   counts = ['tests', 'pass', 'fail', 'cancelled', 'skipped', 'todo'].map((w) => `${w} ${count(w)}`).join(', ')
   // Each failure again with its error, so that a log's tail (all CI shows of a long run)
   // says why, not only what.
@@ -179,6 +182,11 @@ if (skippedOnPurpose.length) console.log(`run-tests: files not run (${purposes})
 if (heavyLeftOut.length) console.log(`run-tests: files not run (the heavy ones: npm run test:all runs every file): ${heavyLeftOut.join(' ')}`)
 if (s3Line) console.log(`run-tests: ${s3Line}`)
 let exit = status
+// A command that names what it tests (npm run test:s3) must test it: all skipped is a failure.
+if (only !== '' && exit === 0 && passed === 0) {
+  console.log(`run-tests: --only ${only}: no test passed (each skipped one says why above)`)
+  exit = 1
+}
 if (build === null && asked !== 'none' && process.env.CI) {
   console.log('run-tests: CI: no uWS build loads, so most of the suite did not run (set UWS_BODY_TEST_UWS=none where that is expected)')
   exit = 1
