@@ -448,7 +448,11 @@ export interface MulterFile {
   destination?: string
   filename?: string
   path?: string
-  /** Memory storage: the bytes (a view of the request's one shared block, see docs/multipart.md). */
+  /**
+   * Memory storage: the bytes (a view of the request's one shared block, see
+   * docs/multipart.md). Absent from the files in req.files after a failure: the block is
+   * freed then (multer keeps each file's buffer).
+   */
   buffer?: Buffer
   /** While a storage engine's _handleFile runs: the file's bytes, as they arrive. */
   stream?: import('node:stream').Readable

@@ -98,7 +98,7 @@ const CASES = [
   ['urlencoded-depth', { 'content-type': 'application/x-www-form-urlencoded' }, 'a[b][c]=1']
 ]
 
-// Where uws-body differs from body-parser on purpose (README, "ultimate-express and Express"):
+// Where uws-body differs from body-parser on purpose (docs/express.md, "Deliberate differences from body-parser"):
 // a corrupt encoded body. body-parser passes zlib's error on (400, zlib's message, no
 // type); uws-body's has type encoding.invalid and its own message. Everything else,
 // messages included, must be the same.

@@ -52,7 +52,7 @@ function sourceOf (req) {
   const uwsResponse = req._res
   if (uwsResponse !== null && typeof uwsResponse === 'object' && typeof uwsResponse.onData === 'function') {
     if (typeof req.receivedData !== 'boolean' || req.res === null || typeof req.res !== 'object' || typeof req.res.aborted !== 'boolean') {
-      throw new TypeError('uws-body: this request has a uWS response (req._res) but not the ultimate-express 2.x fields uws-body reads (req.receivedData, req.res.aborted); see README "ultimate-express and Express"')
+      throw new TypeError('uws-body: this request has a uWS response (req._res) but not the ultimate-express 2.x fields uws-body reads (req.receivedData, req.res.aborted); see docs/express.md, "How the body is read", in the uws-body repository')
     }
     if (!ultimateReadsBody(req)) return inRouteHandler(req) ? UWS : BODY_GONE
     return req.receivedData ? ULTIMATE_STREAM : UWS
@@ -72,7 +72,7 @@ function ultimateReadsBody (req) {
 function inRouteHandler (req) {
   const uwsRequest = req._req
   if (uwsRequest === null || typeof uwsRequest !== 'object' || typeof uwsRequest.getMethod !== 'function') {
-    throw new TypeError('uws-body: this ultimate-express request has no uWS HttpRequest (req._req), which uws-body needs to read a body sent with ' + req.method + '; see README "ultimate-express and Express"')
+    throw new TypeError('uws-body: this ultimate-express request has no uWS HttpRequest (req._req), which uws-body needs to read a body sent with ' + req.method + '; see docs/express.md, "How the body is read", in the uws-body repository')
   }
   try {
     uwsRequest.getMethod()
