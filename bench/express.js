@@ -33,6 +33,7 @@ const form = (size) => Buffer.from(Array.from({ length: Math.ceil(size / 20) }, 
 function cases () {
   const json512 = json(512 * KIB)
   return [
+    ['raw 64 KiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(64 * KIB, 0x61)],
     ['raw 512 KiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(512 * KIB, 0x61)],
     ['raw 4 MiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(4 * MIB, 0x61)],
     ['raw 32 MiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(32 * MIB, 0x61)],
@@ -85,7 +86,7 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
       const kinds = headers['content-encoding'] ? KINDS_RUN.filter((k) => k !== 'hyper') : KINDS_RUN
       const cpu = Object.fromEntries(kinds.map((k) => [k, []]))
       const rps = Object.fromEntries(kinds.map((k) => [k, []]))
-      const collections = { scavenges: 0, markCompacts: 0, requests: 0 }
+      const collections = Object.fromEntries(kinds.map((k) => [k, { scavenges: 0, markCompacts: 0, requests: 0 }]))
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 ? [...kinds].reverse() : kinds
         for (const kind of order) {
@@ -94,10 +95,10 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
           const { completed, seconds: took } = await load(port, { path: route, headers, body, connections: body.length >= 4 * MIB ? 2 : 4, seconds })
           const stats = JSON.parse(await get(port, '/stats'))
           cpu[kind].push(stats.cpuMicros / Math.max(1, stats.requests))
-          if (kind === 'uws' && stats.gc) {
-            collections.scavenges += stats.gc.scavenges
-            collections.markCompacts += stats.gc.markCompacts
-            collections.requests += stats.requests
+          if (stats.gc) {
+            collections[kind].scavenges += stats.gc.scavenges
+            collections[kind].markCompacts += stats.gc.markCompacts
+            collections[kind].requests += stats.requests
           }
           rps[kind].push(completed / took)
         }
@@ -112,7 +113,7 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
       const extra = route === '/raw' ? 0 : unavoidableMicros(route, headers, body)
       const floor = route === '/raw' ? cpu.memcpy : cpu.floor && cpu.floor.map((x) => x + extra)
       const overFloor = pairedIf(cpu.uws, floor)
-      const perThousand = (n) => 1000 * n / Math.max(1, collections.requests)
+      const perThousand = (kind, n) => 1000 * collections[kind][n] / Math.max(1, collections[kind].requests)
       const row = {
         name,
         rounds,
@@ -122,7 +123,7 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
         floorMicros: floor && cpu.uws ? median(floor) : undefined,
         overFloor: overFloor.ratio,
         overFloorRange: floor && cpu.uws ? [Math.min(...cpu.uws.map((x, i) => x / floor[i])), Math.max(...cpu.uws.map((x, i) => x / floor[i]))] : [NaN, NaN],
-        gc: { scavenges: perThousand(collections.scavenges), markCompacts: perThousand(collections.markCompacts) }
+        gc: Object.fromEntries(kinds.map((k) => [k, { scavenges: perThousand(k, 'scavenges'), markCompacts: perThousand(k, 'markCompacts') }]))
       }
       for (const k of kinds) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
       if (cpu.hyper) { // uws / hyper: below 1, uws-body used less CPU
@@ -130,7 +131,10 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
         row.hyper = { ...paired(cpu.uws, cpu.hyper), min: Math.min(...ratios), max: Math.max(...ratios) }
       }
       results.push(row)
-      if (require.main === module || process.env.BENCH_VERBOSE) console.error(formatRow(row).join(' | '))
+      if (require.main === module || process.env.BENCH_VERBOSE) {
+        console.error(formatRow(row).join(' | '))
+        console.error(`  collections per 1000 requests (scavenges / mark-compacts): ${kinds.map((k) => `${k} ${row.gc[k].scavenges.toFixed(1)} / ${row.gc[k].markCompacts.toFixed(1)}`).join(', ')}`)
+      }
     }
   } finally {
     for (const { child } of Object.values(servers)) child.kill()
@@ -142,7 +146,7 @@ function formatRow (r, shown = KINDS) {
   const cell = (k) => r[`cpu_${k}`] === undefined ? 'n/a' : `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
   const h = r.hyper
   const floor = r.floorMicros === undefined ? '-' : `${r.floorMicros.toFixed(0)} us: ${r.overFloor.toFixed(2)} (${r.overFloorRange[0].toFixed(2)}-${r.overFloorRange[1].toFixed(2)})`
-  const gc = r.gc ? `${r.gc.scavenges.toFixed(1)} / ${r.gc.markCompacts.toFixed(1)}` : '-'
+  const gc = r.gc && r.gc.uws ? `${r.gc.uws.scavenges.toFixed(1)} / ${r.gc.uws.markCompacts.toFixed(1)}` : '-'
   return [r.name, ...shown.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`, `${r.ceiling.toFixed(2)}x`, floor, gc,
     h ? `${h.ratio.toFixed(2)} (${h.min.toFixed(2)}-${h.max.toFixed(2)}), ${h.won}/${h.rounds}` : '-']
 }
