@@ -38,7 +38,7 @@ function answerError (res, error, options) {
   if (res.aborted === true) return
   if (o.bodyEnded === false && linger.refusalOf(res) === undefined) {
     // The caller's body, refused before its end: its rest is read here.
-    const refusal = new linger.Refusal(linger.uwsTransport(res), linger.parseLinger(o.linger), -1, noop)
+    const refusal = linger.refuseRest(res, null, -1, linger.parseLinger(o.linger), null, noop)
     res.onData((chunk, isLast) => refusal.chunk(chunk, isLast))
   }
   res.cork(() => writeAnswer(res, reply))

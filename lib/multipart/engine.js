@@ -77,7 +77,6 @@ class MultipartEngine {
     this.upload = null
     this.clearTimer = null
     this.received = 0
-    this.sourceEnded = false // the last chunk came, or the client went away: no rest to drop
     this.fieldChars = 0
     this.current = null // the part being read: a FieldState or a FileState
     this.parts = 0
@@ -144,7 +143,6 @@ class MultipartEngine {
 
   /** One chunk of the body as it arrived (uWS's ArrayBuffer or a stream's Buffer). */
   write (chunk, isLast) {
-    if (isLast) this.sourceEnded = true
     if (this.upload === null) return
     this.received += chunk.byteLength
     if (this.received > this.options.limit) return this.fail(errors.tooLarge(this.options.limit, this.contentLength, this.received))
@@ -178,7 +176,6 @@ class MultipartEngine {
 
   /** The source went away before the end (a client abort). */
   abort () {
-    this.sourceEnded = true
     if (this.state === ENDED) return
     this.fail(errors.aborted(this.contentLength, this.received))
   }
