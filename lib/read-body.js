@@ -1,7 +1,7 @@
 'use strict'
 const { Buffer } = require('node:buffer')
 const { Body } = require('./accumulator')
-const { describe, parseLimit, parseMaxPreallocated, parseInflate, parseContentLength, checkKnown, checkResponse } = require('./options')
+const { describe, parseLimit, parseMaxPreallocated, parseInflate, parseContentLength, checkKnown, checkResponse, objectOption, parseOnAborted } = require('./options')
 const errors = require('./errors')
 const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
 const { attach } = require('./intake')
@@ -45,15 +45,10 @@ const READ_TEXT = { names: new Set([...READ_BODY.names, 'encoding']), what: 'rea
 /** The options of one call, read and checked once: the frozen value the rest reads. */
 function readOptions (options, api) {
   if (options === undefined || options === null) return api.text ? TEXT_DEFAULTS : BODY_DEFAULTS
-  if (typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
+  objectOption(options, 'options')
   const encoding = api.text ? textEncoding(options.encoding) : null
   checkKnown(options, api.names, api.what)
-  const onAborted = options.onAborted
-  if (onAborted !== undefined && typeof onAborted !== 'function') {
-    throw new TypeError('uws-body: options.onAborted must be a function')
-  }
+  const onAborted = parseOnAborted(options.onAborted)
   return Object.freeze({
     limit: parseLimit(options.limit),
     maxPreallocated: parseMaxPreallocated(options.maxPreallocated),

@@ -23,7 +23,7 @@ const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { headersOf } = require('./read-body')
-const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, describe, UNKNOWN, INVALID } = require('./options')
+const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, objectOption, parseOnAborted, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
 const { attach } = require('./intake')
 const linger = require('./linger')
@@ -58,14 +58,9 @@ function bodyStream (res, req, options) {
 /** bodyStream's options, read and checked once: the frozen value the stream reads. */
 function streamOptions (options) {
   if (options === undefined || options === null) return DEFAULTS
-  if (typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
+  objectOption(options, 'options')
   checkKnown(options, STREAM_OPTIONS, 'bodyStream option')
-  const onAborted = options.onAborted
-  if (onAborted !== undefined && typeof onAborted !== 'function') {
-    throw new TypeError('uws-body: options.onAborted must be a function')
-  }
+  const onAborted = parseOnAborted(options.onAborted)
   return Object.freeze({
     // No limit unless asked for: a stream holds at most highWaterMark whatever the body's
     // size, so the limit is a policy on what a client may send (disk, time), which only
