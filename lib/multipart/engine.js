@@ -23,7 +23,7 @@ const { Readable } = require('node:stream')
 const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
 const { nativeLimits } = require('./limits')
 const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
-const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next } = require('./lifecycle')
+const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next, goesOn } = require('./lifecycle')
 const { Valve } = require('./valve')
 const { Turns } = require('./turns')
 const { FieldState, FileState, fileEntry, inArena } = require('./parts')
@@ -184,7 +184,7 @@ class MultipartEngine {
 
   part (head) {
     this.current = null
-    if (this.error !== null) return SKIP
+    if (!goesOn(this.state)) return SKIP
     if (!head.isFile) {
       // A field without a name is refused at its end, as multer does (so a limit its
       // value breaks meanwhile is the error): its value is not kept.
@@ -197,7 +197,7 @@ class MultipartEngine {
   field (value) {
     const state = this.current
     this.current = null
-    if (this.error !== null) return
+    if (!goesOn(this.state)) return
     const head = state.head
     if (head.name === null) return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
     const limits = this.limits
@@ -250,7 +250,7 @@ class MultipartEngine {
       if (state.decided) return
       state.decided = true
       if (sync) {
-        state.accepted = !err && Boolean(include) && this.error === null
+        state.accepted = !err && Boolean(include) && goesOn(this.state)
         if (!state.accepted) this.dropFile(state)
         if (err) this.fail(err)
         return
@@ -294,7 +294,7 @@ class MultipartEngine {
 
   /** The filter answered after its part began: the held data goes where it says. */
   decided (state, err, include) {
-    if (this.error !== null || this.state === ENDED) {
+    if (!goesOn(this.state)) {
       this.unhold(state)
       return this.settleOne(state)
     }
@@ -372,7 +372,7 @@ class MultipartEngine {
         this.storeHeld(state)
       }
     }
-    if (this.error === null && ++this.parts > this.limits.parts) {
+    if (goesOn(this.state) && ++this.parts > this.limits.parts) {
       this.fail(errors.multipartError({ code: 'LIMIT_PART_COUNT', max: this.limits.parts }))
     }
   }
@@ -543,7 +543,7 @@ class MultipartEngine {
         // file with a path is removed).
         if (file.path && this.removalBegan()) removeLate(storage, req, file)
         else if (file.path) this.touched.push(file)
-        if (this.error === null) this.fail(err)
+        if (goesOn(this.state)) this.fail(err)
         else this.settle()
       } else {
         const stored = { ...file, ...info }
@@ -573,7 +573,7 @@ class MultipartEngine {
   }
 
   nextTurn () {
-    if (this.error !== null || this.state === ENDED) return
+    if (!goesOn(this.state)) return
     for (let state; (state = this.turns.next()) !== null;) this.store(state)
   }
 
