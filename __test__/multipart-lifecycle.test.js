@@ -43,6 +43,11 @@ test('the table: every state and event, what it leads to or that it is ignored',
   assert.deepEqual(lifecycle.TRANSITIONS[ENDED], {})
 })
 
+test('the form goes on while reading and storing only: from failing on nothing new starts', () => {
+  const goesOn = Object.fromEntries(lifecycle.STATES.map((state) => [state, lifecycle.goesOn(state)]))
+  assert.deepEqual(goesOn, { [READING]: true, [STORING]: true, [FAILING]: false, [REMOVING]: false, [ENDED]: false })
+})
+
 const B = 'LiFeCyClE'
 const CONTENT_TYPE = `multipart/form-data; boundary=${B}`
 const LIMIT = 4096

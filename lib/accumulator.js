@@ -6,7 +6,7 @@ const { Buffer, constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:b
 const errors = require('./errors')
 const { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./body-store')
 const {
-  UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, describe
+  UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, objectOption
 } = require('./options')
 
 // The option that says a body will be read as UTF-8 text (readText, the parsers' UTF-8
@@ -176,10 +176,7 @@ class Body {
 /** The public form (index.d.ts): its options, headers included, in one object read here. */
 class BodyAccumulator extends Body {
   constructor (options) {
-    if (options === undefined || options === null) options = {}
-    else if (typeof options !== 'object') {
-      throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-    }
+    options = objectOption(options, 'options')
     super(parseLimit(options.limit), parseMaxPreallocated(options.maxPreallocated), parseInflate(options.inflate),
       options.contentLength, options.contentEncoding, options[AS_TEXT] === true)
   }

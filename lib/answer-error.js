@@ -4,7 +4,7 @@
 // holds it until the rest is dropped (lib/linger.js).
 const http = require('node:http')
 const { Buffer } = require('node:buffer')
-const { checkNames, checkResponse, describe } = require('./options')
+const { checkNames, checkResponse, objectOption, describe } = require('./options')
 const linger = require('./linger')
 
 // A header field name (RFC 9110 token) and value. A value is visible ASCII, space and tab
@@ -29,16 +29,13 @@ const ANSWER_OPTIONS = ['body', 'contentType', 'headers', 'bodyEnded', 'linger']
 
 function answerError (res, error, options) {
   checkResponse(res, 'answerError(res, error)', ['writeStatus', 'onData'])
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw new TypeError(`uws-body: answerError options must be an object, got ${describe(options)}`)
-  }
-  const o = options || {}
+  const o = objectOption(options, 'answerError options')
   checkNames(o, ANSWER_OPTIONS, 'answerError option')
   const reply = replyOf(error, o)
   if (res.aborted === true) return
   if (o.bodyEnded === false && linger.refusalOf(res) === undefined) {
     // The caller's body, refused before its end: its rest is read here.
-    const refusal = new linger.Refusal(linger.uwsTransport(res), linger.parseLinger(o.linger), -1, noop)
+    const refusal = linger.refuseRest(res, null, -1, linger.parseLinger(o.linger), null, noop)
     res.onData((chunk, isLast) => refusal.chunk(chunk, isLast))
   }
   res.cork(() => writeAnswer(res, reply))
@@ -69,7 +66,7 @@ function replyOf (error, o) {
   const headers = []
   if (contentType !== undefined) headers.push(['content-type', contentType])
   if (o.headers !== undefined && o.headers !== null) {
-    if (typeof o.headers !== 'object') throw new TypeError(`uws-body: answerError options.headers must be an object, got ${describe(o.headers)}`)
+    objectOption(o.headers, 'answerError options.headers')
     for (const name of Object.keys(o.headers)) headers.push([name, String(o.headers[name])])
   }
   for (const [name, value] of headers) {

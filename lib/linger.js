@@ -8,8 +8,8 @@
 // the body unread in the kernel, so the close is a RST and the client's kernel drops the
 // answer it had received; and node:http clients stop writing their body once a complete
 // answer has arrived, so a keep-alive connection hangs until a timeout. So every reader
-// refuses a body through one Refusal (refuse() for bare uWS, beforeNext() for the
-// middleware), which does this:
+// refuses a body through its intake (lib/intake.js), which hands the rest to one Refusal
+// (refuseRest() below), which does this:
 //
 //   1. The body's memory goes at once. The rest is read and dropped (counted, never kept)
 //      until the body ends, for at most `linger.bytes` more bytes and `linger.timeout` ms
@@ -303,40 +303,30 @@ function uwsTransport (res) {
 }
 
 /**
- * A bare-uWS reader stops taking the body of `res`, at its end (`ended`) or before it:
- * `remaining` is what is still to come of a declared length (else -1), `linger`
- * parseLinger's bounds, `error` the reason (a timeout is past the bound at once). deliver() is called once, when the error may reach the
- * application: at once if the body ended (then this returns null), else when the rest
- * is dropped (see the top of this file). Until then the reader's onData hands every chunk
- * that still arrives to the returned Refusal, refusal.chunk(chunk, isLast), and its
- * onAborted calls refusal.abort(). The reader must not pause the client after this
- * (resume it if it had).
+ * The Refusal of a body that has not ended; readers reach it through their intake
+ * (lib/intake.js), which feeds it what still arrives.
+ *   res        bare uWS's HttpResponse (controls null), or the framework's response
+ *              (its setHeader is used past the bound, node:http)
+ *   controls   null on bare uWS, else the middleware's source (lib/parsers/source.js
+ *              readChunks): { pause(), close(), uws?, holdClose? }: stop reading; close
+ *              the connection now; the uWS response, under ultimate-express, whose answer
+ *              is held; node:http, keep the framework from closing the connection as soon
+ *              as its answer is written
+ *   remaining  what is still to come of a declared length, else -1
+ *   bounds     parseLinger's
+ *   error      the reason, or null (a timeout is past the bound at once)
+ *   deliver()  called once, when the error may reach the application
  */
-function refuse (res, { ended, remaining = -1, linger = DEFAULTS, error = null }, deliver) {
-  if (ended) {
-    deliver()
-    return null
-  }
-  return new Refusal(uwsTransport(res), linger, remaining, deliver, error)
+function refuseRest (res, controls, remaining, bounds, error, deliver) {
+  return new Refusal(transportOf(res, controls), bounds, remaining, deliver, error)
 }
 
-/**
- * A middleware refuses a body that has not ended: returns the Refusal to feed (chunk,
- * abort) as refuse() does; proceed() is called once, when next(err) may run.
- *   res        the framework's response (setHeader is used past the bound, node:http)
- *   controls   { pause(), close(), uws?, holdClose? }: stop reading (uWS's res.pause()
- *              or the request stream's pause()); close the connection now; the uWS
- *              response, under ultimate-express, whose answer is held; node:http, keep
- *              the framework from closing the connection as soon as its answer is written
- *              (lib/parsers/source.js)
- */
-function beforeNext (res, controls, { remaining = -1, linger = DEFAULTS, error = null }, proceed) {
+function transportOf (res, controls) {
+  if (controls === null) return uwsTransport(res)
   // On uWS the Refusal pauses and closes the response itself: the framework's own checks
   // (ultimate-express's res.finished) say it is answered once its answer is held.
-  const transport = controls.uws
-    ? uwsTransport(controls.uws)
-    : { uws: null, pause: () => controls.pause(), close: () => controls.close(), closing: () => closingOnNode(res, controls) }
-  return new Refusal(transport, linger, remaining, proceed, error)
+  if (controls.uws) return uwsTransport(controls.uws)
+  return { uws: null, pause: () => controls.pause(), close: () => controls.close(), closing: () => closingOnNode(res, controls) }
 }
 
 // Past the bound on node:http: the client is told the connection ends with this answer,
@@ -361,12 +351,9 @@ module.exports = {
   GRACE_MS,
   OVERRUN,
   Drain,
-  Refusal,
   byteLengthOf,
   parseLinger,
-  refuse,
-  beforeNext,
+  refuseRest,
   refusalOf,
-  uwsTransport,
   droppedBytes: () => droppedTotal
 }

@@ -161,6 +161,25 @@ function parseHighWaterMark (value) {
   return value
 }
 
+// What an absent options object reads as.
+const NO_OPTIONS = Object.freeze({})
+
+/**
+ * An options object as given, or NO_OPTIONS for undefined or null; anything else is a
+ * TypeError naming it as `name` ('options', 'parser options', 'limits'...).
+ */
+function objectOption (value, name) {
+  if (value === undefined || value === null) return NO_OPTIONS
+  if (typeof value !== 'object') throw new TypeError(`uws-body: ${name} must be an object, got ${describe(value)}`)
+  return value
+}
+
+/** The onAborted option: a function, or undefined. */
+function parseOnAborted (value) {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError('uws-body: options.onAborted must be a function')
+  return value
+}
+
 /**
  * Throws the TypeError for a `res` that is not a uWS HttpResponse with `methods`, named
  * as `call` (readBody(res, req)...).
@@ -177,6 +196,8 @@ module.exports = {
   DEFAULT_HIGH_WATER_MARK,
   parseHighWaterMark,
   checkResponse,
+  objectOption,
+  parseOnAborted,
   DEFAULT_LIMIT,
   DEFAULT_MAX_PREALLOCATED,
   UNKNOWN,

@@ -1,10 +1,10 @@
 'use strict'
 const { Buffer } = require('node:buffer')
 const { Body } = require('./accumulator')
-const { describe, parseLimit, parseMaxPreallocated, parseInflate, parseContentLength, checkKnown, checkResponse } = require('./options')
-const { bindOnce } = require('./async-context')
+const { describe, parseLimit, parseMaxPreallocated, parseInflate, parseContentLength, checkKnown, checkResponse, objectOption, parseOnAborted } = require('./options')
 const errors = require('./errors')
 const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
+const { attach } = require('./intake')
 const linger = require('./linger')
 
 // Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
@@ -45,15 +45,10 @@ const READ_TEXT = { names: new Set([...READ_BODY.names, 'encoding']), what: 'rea
 /** The options of one call, read and checked once: the frozen value the rest reads. */
 function readOptions (options, api) {
   if (options === undefined || options === null) return api.text ? TEXT_DEFAULTS : BODY_DEFAULTS
-  if (typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
+  objectOption(options, 'options')
   const encoding = api.text ? textEncoding(options.encoding) : null
   checkKnown(options, api.names, api.what)
-  const onAborted = options.onAborted
-  if (onAborted !== undefined && typeof onAborted !== 'function') {
-    throw new TypeError('uws-body: options.onAborted must be a function')
-  }
+  const onAborted = parseOnAborted(options.onAborted)
   return Object.freeze({
     limit: parseLimit(options.limit),
     maxPreallocated: parseMaxPreallocated(options.maxPreallocated),
@@ -78,13 +73,9 @@ const TEXT_DEFAULTS = readOptions({}, READ_TEXT)
 function read (res, req, options, finish) {
   const { contentLength, contentEncoding } = headersOf(req)
   const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText)
-  // Called from uWS's abort callback: run it in the caller's async context.
-  const onAborted = options.onAborted === undefined ? undefined : bindOnce(options.onAborted)
 
   return new Promise((resolve, reject) => {
     let settled = false
-    // Once the body is refused before its end: where the rest of it goes (lib/linger.js).
-    let refusal = null
     const deadline = deadlineOf(options.timeout)
     const settle = (error, body) => {
       if (settled) return
@@ -92,50 +83,37 @@ function read (res, req, options, finish) {
       if (error) reject(error)
       else resolve(body)
     }
-    const refuse = (ended, error) => {
-      refusal = refuseRest(res, accumulator, contentLength, options.linger, ended, error, () => settle(error))
-    }
-    res.onAborted(() => {
-      res.aborted = true
+    // The body's memory goes now; its rest, if it has not ended, is dropped before the
+    // promise rejects (lib/intake.js).
+    const refuse = (error) => {
+      // What is left of a declared length (parsed again only here, off the path of bodies
+      // that are read): a rest known to pass the bound is not waited for.
+      const expected = parseContentLength(contentLength)
+      const remaining = expected >= 0 ? expected - accumulator.received : -1
       accumulator.abort()
-      if (refusal !== null) refusal.abort()
-      settle(accumulator.error)
-      if (onAborted) onAborted()
-    })
-    // A body rejected up front (length over the limit, bad length, unsupported encoding)
-    // still gets its onData handler: the rest is dropped there.
-    if (accumulator.error !== null) refuse(false, accumulator.error)
-    res.onData((chunk, isLast) => {
-      if (refusal !== null) return refusal.chunk(chunk, isLast)
+      intake.refuse(remaining, error, () => settle(error))
+    }
+    const intake = attach(res, options.linger, options.onAborted, (chunk, isLast) => {
       if (settled) return
-      if (passed(deadline)) return refuse(isLast, errors.timedOut(options.timeout, accumulator.received))
-      if (!accumulator.push(chunk)) return refuse(isLast, accumulator.error)
+      if (passed(deadline)) return refuse(errors.timedOut(options.timeout, accumulator.received))
+      if (!accumulator.push(chunk)) return refuse(accumulator.error)
       if (isLast) {
         let body
         try {
           body = finish(accumulator, options)
         } catch (error) {
-          refuseRest(res, accumulator, contentLength, options.linger, true, error, () => settle(error))
-          return
+          return refuse(error)
         }
         settle(null, body)
       }
+    }, () => {
+      accumulator.abort()
+      settle(accumulator.error)
     })
+    // A body rejected up front (length over the limit, bad length, unsupported encoding)
+    // has its rest dropped as any other.
+    if (accumulator.error !== null) refuse(accumulator.error)
   })
-}
-
-/**
- * Refuses a body: its memory goes now; the rest, if the body has not ended, goes to the
- * returned refusal (lib/linger.js), which drops it as it comes and calls deliver() when
- * the error may reach the application.
- */
-function refuseRest (res, accumulator, contentLength, bounds, ended, error, deliver) {
-  // What is left of a declared length (parsed again only here, off the path of bodies that
-  // are read): a rest known to pass the bound is not waited for.
-  const expected = ended ? -1 : parseContentLength(contentLength)
-  const remaining = expected >= 0 ? expected - accumulator.received : -1
-  accumulator.abort()
-  return linger.refuse(res, { ended, remaining, linger: bounds, error }, deliver)
 }
 
 /** The content-length and content-encoding of a uWS HttpRequest or a headers object. */

@@ -23,9 +23,9 @@ const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { headersOf } = require('./read-body')
-const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, describe, UNKNOWN, INVALID } = require('./options')
+const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, objectOption, parseOnAborted, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
-const { bindOnce } = require('./async-context')
+const { attach } = require('./intake')
 const linger = require('./linger')
 
 // What bodyStream needs of `res`.
@@ -58,14 +58,9 @@ function bodyStream (res, req, options) {
 /** bodyStream's options, read and checked once: the frozen value the stream reads. */
 function streamOptions (options) {
   if (options === undefined || options === null) return DEFAULTS
-  if (typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
+  objectOption(options, 'options')
   checkKnown(options, STREAM_OPTIONS, 'bodyStream option')
-  const onAborted = options.onAborted
-  if (onAborted !== undefined && typeof onAborted !== 'function') {
-    throw new TypeError('uws-body: options.onAborted must be a function')
-  }
+  const onAborted = parseOnAborted(options.onAborted)
   return Object.freeze({
     // No limit unless asked for: a stream holds at most highWaterMark whatever the body's
     // size, so the limit is a policy on what a client may send (disk, time), which only
@@ -86,15 +81,9 @@ const DEFAULTS = streamOptions({})
 class BodyStream extends Readable {
   constructor (res, { limit, inflate, timeout, highWaterMark, onAborted, linger: bounds }, expected, encoding) {
     super({ highWaterMark })
-    // Called from uWS's abort callback: run it in the caller's async context.
-    if (onAborted !== undefined) onAborted = bindOnce(onAborted)
     this._res = res
-    // The rest of a body the stream stops reading before its end (lib/linger.js).
     this._expected = expected
-    this._bounds = bounds
-    this._lastSeen = false
     this._stopped = false
-    this._refusal = null
     this._handle = null
     this._encoded = !isIdentity(encoding)
     this._slab = null
@@ -112,14 +101,14 @@ class BodyStream extends Readable {
     // destroy() run, or schedule) must see the async context bodyStream was called in.
     // One resource per stream, destroyed by hand with it (see lib/async-context.js).
     this._async = new AsyncResource('UWS_BODY_STREAM', { requireManualDestroy: true })
-
-    res.onAborted(() => {
-      res.aborted = true
-      if (this._refusal !== null) this._refusal.abort()
+    // Attached whatever happens below: bytes that arrive for a refused or destroyed stream
+    // go to its refusal, which drops them (and keeps the connection in step).
+    this._intake = attach(res, bounds, onAborted, (chunk, isLast) => {
+      if (this._handle !== null) this._async.runInAsyncScope(this._write, this, chunk, isLast)
+    }, () => {
       if (this._handle !== null) {
         this._async.runInAsyncScope(this._fail, this, errors.aborted(expected >= 0 ? expected : UNKNOWN, this._receivedBytes))
       }
-      if (onAborted !== undefined) onAborted()
     })
     if (expected === INVALID) {
       const error = errors.bodyError('ERR_BODY_INVALID_LENGTH', {})
@@ -134,16 +123,6 @@ class BodyStream extends Readable {
         this._release(() => process.nextTick(() => this.destroy(error)), error)
       }
     }
-    // Attached whatever happened above: bytes that arrive for a refused or destroyed
-    // stream go to its refusal, which drops them (and keeps the connection in step).
-    res.onData((chunk, isLast) => {
-      if (this._handle === null) {
-        if (this._refusal !== null) this._refusal.chunk(chunk, isLast)
-        return
-      }
-      if (isLast) this._lastSeen = true
-      this._async.runInAsyncScope(this._write, this, chunk, isLast)
-    })
   }
 
   _write (chunk, isLast) {
@@ -255,9 +234,9 @@ class BodyStream extends Readable {
     this._release(() => this.destroy(error), error)
   }
 
-  // Frees the native stream and the timer; a body not read to its end is handed to a
-  // refusal (lib/linger.js), and the client resumed if it was paused, so that uWS reads
-  // and drops the rest; deliver() (the stream's error) runs once that is done.
+  // Frees the native stream and the timer; a body not read to its end is refused
+  // (lib/intake.js), and the client resumed if it was paused, so that uWS reads and drops
+  // the rest; deliver() (the stream's error) runs once that is done.
   _release (deliver = noop, error = null) {
     if (this._handle !== null) {
       native.streamAbort(this._handle)
@@ -265,12 +244,7 @@ class BodyStream extends Readable {
     }
     if (!this._stopped) {
       this._stopped = true
-      if (this._res.aborted) deliver()
-      else {
-        const ended = this._lastSeen
-        const remaining = !ended && this._expected >= 0 ? this._expected - this._receivedBytes : -1
-        this._refusal = linger.refuse(this._res, { ended, remaining, linger: this._bounds, error }, deliver)
-      }
+      this._intake.refuse(this._expected >= 0 ? this._expected - this._receivedBytes : -1, error, deliver)
     } else {
       deliver()
     }

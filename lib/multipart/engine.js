@@ -23,7 +23,7 @@ const { Readable } = require('node:stream')
 const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
 const { nativeLimits } = require('./limits')
 const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
-const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next } = require('./lifecycle')
+const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next, goesOn } = require('./lifecycle')
 const { Valve } = require('./valve')
 const { Turns } = require('./turns')
 const { FieldState, FileState, fileEntry, inArena } = require('./parts')
@@ -77,7 +77,6 @@ class MultipartEngine {
     this.upload = null
     this.clearTimer = null
     this.received = 0
-    this.sourceEnded = false // the last chunk came, or the client went away: no rest to drop
     this.fieldChars = 0
     this.current = null // the part being read: a FieldState or a FileState
     this.parts = 0
@@ -144,7 +143,6 @@ class MultipartEngine {
 
   /** One chunk of the body as it arrived (uWS's ArrayBuffer or a stream's Buffer). */
   write (chunk, isLast) {
-    if (isLast) this.sourceEnded = true
     if (this.upload === null) return
     this.received += chunk.byteLength
     if (this.received > this.options.limit) return this.fail(errors.tooLarge(this.options.limit, this.contentLength, this.received))
@@ -178,7 +176,6 @@ class MultipartEngine {
 
   /** The source went away before the end (a client abort). */
   abort () {
-    this.sourceEnded = true
     if (this.state === ENDED) return
     this.fail(errors.aborted(this.contentLength, this.received))
   }
@@ -187,7 +184,7 @@ class MultipartEngine {
 
   part (head) {
     this.current = null
-    if (this.error !== null) return SKIP
+    if (!goesOn(this.state)) return SKIP
     if (!head.isFile) {
       // A field without a name is refused at its end, as multer does (so a limit its
       // value breaks meanwhile is the error): its value is not kept.
@@ -200,7 +197,7 @@ class MultipartEngine {
   field (value) {
     const state = this.current
     this.current = null
-    if (this.error !== null) return
+    if (!goesOn(this.state)) return
     const head = state.head
     if (head.name === null) return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
     const limits = this.limits
@@ -253,7 +250,7 @@ class MultipartEngine {
       if (state.decided) return
       state.decided = true
       if (sync) {
-        state.accepted = !err && Boolean(include) && this.error === null
+        state.accepted = !err && Boolean(include) && goesOn(this.state)
         if (!state.accepted) this.dropFile(state)
         if (err) this.fail(err)
         return
@@ -297,7 +294,7 @@ class MultipartEngine {
 
   /** The filter answered after its part began: the held data goes where it says. */
   decided (state, err, include) {
-    if (this.error !== null || this.state === ENDED) {
+    if (!goesOn(this.state)) {
       this.unhold(state)
       return this.settleOne(state)
     }
@@ -375,7 +372,7 @@ class MultipartEngine {
         this.storeHeld(state)
       }
     }
-    if (this.error === null && ++this.parts > this.limits.parts) {
+    if (goesOn(this.state) && ++this.parts > this.limits.parts) {
       this.fail(errors.multipartError({ code: 'LIMIT_PART_COUNT', max: this.limits.parts }))
     }
   }
@@ -546,7 +543,7 @@ class MultipartEngine {
         // file with a path is removed).
         if (file.path && this.removalBegan()) removeLate(storage, req, file)
         else if (file.path) this.touched.push(file)
-        if (this.error === null) this.fail(err)
+        if (goesOn(this.state)) this.fail(err)
         else this.settle()
       } else {
         const stored = { ...file, ...info }
@@ -576,7 +573,7 @@ class MultipartEngine {
   }
 
   nextTurn () {
-    if (this.error !== null || this.state === ENDED) return
+    if (!goesOn(this.state)) return
     for (let state; (state = this.turns.next()) !== null;) this.store(state)
   }
 

@@ -48,6 +48,14 @@ function next (state, event) {
   return to === undefined ? null : to
 }
 
+/**
+ * Whether the form goes on in `state`: parts are taken, files go to their engines and a
+ * filter's answer counts. From FAILING on nothing new starts.
+ */
+function goesOn (state) {
+  return state === READING || state === STORING
+}
+
 module.exports = {
   READING,
   STORING,
@@ -63,5 +71,6 @@ module.exports = {
   STATES,
   EVENTS,
   TRANSITIONS,
-  next
+  next,
+  goesOn
 }

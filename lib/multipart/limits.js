@@ -3,7 +3,7 @@
 // names and defaults (busboy's names; its defaults, and Node's for a header block), one
 // check. Each limit is the most allowed, inclusive: `fileSize: 10` accepts a 10-byte file
 // (multer 2's meaning; busboy alone trips on reaching the value).
-const { MIB, KIB, checkNames, describe } = require('../options')
+const { MIB, KIB, checkNames, objectOption } = require('../options')
 
 const DEFAULTS = Object.freeze({
   fieldNameSize: Infinity, // bytes of a name as sent
@@ -27,7 +27,7 @@ const NAMES = Object.keys(DEFAULTS)
  */
 function parseLimits (limits) {
   if (limits === undefined || limits === null) return DEFAULTS
-  if (typeof limits !== 'object') throw new TypeError(`uws-body: limits must be an object, got ${describe(limits)}`)
+  objectOption(limits, 'limits')
   checkNames(limits, NAMES, 'limit')
   const parsed = { ...DEFAULTS }
   for (const name of NAMES) {

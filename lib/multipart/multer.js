@@ -14,7 +14,6 @@ const errors = require('../errors')
 const { MulterError } = errors
 const { sourceOf, isUltimate, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
 const { bindOnce } = require('../async-context')
-const linger = require('../linger')
 
 // req.files' shape: multer's file strategies.
 const NONE = 0
@@ -63,7 +62,7 @@ function handle (instance, fields, strategy, req, res, next) {
     req.bodyRead = true
     return resume(bodyGone(req.method))
   }
-  const request = new MulterRequest(strategy, isUltimate(source), req, res, resume, config.linger)
+  const request = new MulterRequest(strategy, isUltimate(source), req, res, resume)
   const filesLeft = fields === null ? null : maxCounts(fields)
   const engine = new MultipartEngine(config, {
     contentType: req.headers['content-type'],
@@ -74,17 +73,8 @@ function handle (instance, fields, strategy, req, res, next) {
     req
   }, request)
   request.engine = engine
-  request.controls = readChunks(source, req, res, {
-    chunk: (chunk, isLast) => {
-      if (request.drain !== null) return request.drain.chunk(chunk, isLast)
-      engine.write(chunk, isLast)
-    },
-    abort: () => {
-      if (request.drain !== null) return request.drain.abort()
-      engine.abort()
-    }
-  })
-  const started = engine.start(request.controls)
+  request.intake = readChunks(source, req, res, config.linger, (chunk, isLast) => engine.write(chunk, isLast), () => engine.abort())
+  const started = engine.start(request.intake.controls)
   if (started !== true) request.fail(started)
 }
 
@@ -118,17 +108,14 @@ function filter (user, left, req) {
 
 /** The engine's adapter for multer's API: req.body, and req.file(s) as multer fills them. */
 class MulterRequest {
-  constructor (strategy, ultimate, req, res, next, bounds) {
+  constructor (strategy, ultimate, req, res, next) {
     this.strategy = strategy
     this.ultimate = ultimate
     this.req = req
     this.res = res
     this.next = next
-    this.bounds = bounds
-    this.controls = null
     this.engine = null
-    // Once the form is refused before the body's end: where the rest goes (lib/linger.js).
-    this.drain = null
+    this.intake = null
     req.body = Object.create(null)
     if (strategy === LIST) req.files = []
     else if (strategy === BY_NAME) req.files = Object.create(null)
@@ -179,21 +166,20 @@ class MulterRequest {
     if (!this.ultimate) this.req.resume()
     const next = this.next
     // uWS's handler (alive until the body ends: an epilogue may trickle) reaches this
-    // object: nothing of the request may stay reachable from it.
-    this.req = this.res = this.next = this.engine = this.controls = null
+    // object and the intake: nothing of the request may stay reachable from them.
+    this.intake.letGo()
+    this.req = this.res = this.next = this.engine = this.intake = null
     next()
   }
 
   fail (err) {
     if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
-    if (this.engine.sourceEnded || this.controls === null) return this.next(err)
     // As multer (and body-parser), the rest of the body is read and dropped before
     // next(err), so the framework's answer reaches a client still sending; unlike them,
     // within linger's bounds (past them: Connection: close, and closed).
-    const remaining = this.engine.remaining()
     // (The engine resumed the source if it had paused it. Never resume otherwise: uWS's
     // resume() without a pause() before it restores no events, and the socket goes deaf.)
-    this.drain = linger.beforeNext(this.res, this.controls, { remaining, linger: this.bounds, error: err }, () => this.next(err))
+    this.intake.refuse(this.engine.remaining(), err, () => this.next(err))
   }
 }
 

@@ -5,7 +5,7 @@
 const { MemoryStorage, DiskStorage, WritableStorage, diskStorage, memoryStorage, isArenaStorage } = require('./storage')
 const { parseLimits } = require('./limits')
 const { paramDecoder } = require('./names')
-const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe } = require('../options')
+const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe, objectOption, parseOnAborted } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -27,16 +27,13 @@ const MULTER_OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath
  * (commonOptions).
  */
 function readOptions (options) {
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw new TypeError(`uws-body: options must be an object, got ${describe(options)}`)
-  }
-  const o = options || {}
+  const o = objectOption(options, 'options')
   checkNames(o, READ_OPTIONS, 'readMultipart option')
   const storage = readStorage(o.storage)
   const limits = parseLimits(o.limits)
   const common = commonOptions(o, storage)
-  if (o.onAborted !== undefined && typeof o.onAborted !== 'function') throw new TypeError('uws-body: options.onAborted must be a function')
-  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, onAborted: o.onAborted })
+  const onAborted = parseOnAborted(o.onAborted)
+  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, onAborted })
 }
 
 /** readMultipart's `storage`: 'memory', { dest }, (file) => Writable, or an engine. */

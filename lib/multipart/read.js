@@ -1,7 +1,7 @@
 'use strict'
 // readMultipart(res, req, options): a multipart/form-data body of a bare uWS request, as
-// { fields, files }. The engine (./engine.js) does the work; this wires uWS's onData,
-// onAborted, pause and resume to it and shapes the result.
+// { fields, files }. The engine (./engine.js) does the work; this gives it uWS's body
+// (lib/intake.js) and shapes the result.
 //
 // Where files go (`storage`):
 //   'memory' (default)  file.buffer: a range of the one native block holding every file
@@ -13,8 +13,7 @@ const { AsyncResource } = require('node:async_hooks')
 const { MultipartEngine } = require('./engine')
 const { readOptions } = require('./options')
 const { checkResponse, describe } = require('../options')
-const { bindOnce } = require('../async-context')
-const linger = require('../linger')
+const { attach } = require('../intake')
 const { keepShape } = require('./shapes')
 
 function headerOf (req, name) {
@@ -35,14 +34,12 @@ function readMultipart (res, req, options) {
   const contentType = headerOf(req, 'content-type')
   const contentLength = headerOf(req, 'content-length')
   const contentEncoding = headerOf(req, 'content-encoding')
-  const onAborted = config.onAborted === undefined ? undefined : bindOnce(config.onAborted)
 
   return new Promise((resolve, reject) => {
-    const intake = new Intake(res, config.linger, onAborted)
     // The promise's functions go to the adapter as values: no closure reachable from
     // uWS's handlers (which live until the body ends) may hold them, or the promise's
     // result (the files) would live as long.
-    const result = new Result(resolve, reject, intake)
+    const result = new Result(resolve, reject)
     const engine = new MultipartEngine(config, {
       contentType,
       contentLength,
@@ -51,68 +48,43 @@ function readMultipart (res, req, options) {
       fileFilter: null,
       req: null
     }, result)
-    intake.engine = engine
     // uWS's callbacks belong to no request: the caller's handlers (storage functions,
     // the promise's reactions) must see the async context readMultipart was called in.
     const scope = new AsyncResource('UWS_BODY_MULTIPART', { requireManualDestroy: true })
     result.scope = scope
-    intake.scope = scope
-    res.onAborted(() => intake.abort())
+    result.engine = engine
     // Attached whatever happens next: bytes of a refused body are dropped without work,
     // which keeps the connection in step, and the handler may answer at once.
-    res.onData((chunk, isLast) => intake.chunk(chunk, isLast))
-    const started = engine.start(intake)
+    result.intake = attachEngine(res, config, engine, scope)
+    const started = engine.start(new Source(res))
     if (started !== true) result.fail(started)
   })
 }
 
-/**
- * What uWS's handlers reach: the body's way in, to the engine, and once the form is
- * refused before the body's end, to the refusal of its rest (lib/linger.js), so that
- * the answer reaches a client still sending it. It is also the engine's
- * source (pause, resume).
- */
-class Intake {
-  constructor (res, bounds, onAborted) {
+/** uWS's handlers, to the engine in the request's async scope (holding nothing else). */
+function attachEngine (res, config, engine, scope) {
+  return attach(res, config.linger, config.onAborted,
+    (chunk, isLast) => scope.runInAsyncScope(engine.write, engine, chunk, isLast),
+    () => scope.runInAsyncScope(engine.abort, engine))
+}
+
+/** The engine's source: uWS's pause and resume, for a response still there. */
+class Source {
+  constructor (res) {
     this.res = res
-    this.bounds = bounds
-    this.onAborted = onAborted
-    this.engine = null
-    this.scope = null
-    this.drain = null
-  }
-
-  chunk (chunk, isLast) {
-    if (this.drain !== null) return this.drain.chunk(chunk, isLast)
-    this.scope.runInAsyncScope(this.engine.write, this.engine, chunk, isLast)
-  }
-
-  abort () {
-    this.res.aborted = true
-    if (this.drain !== null) this.drain.abort()
-    this.scope.runInAsyncScope(this.engine.abort, this.engine)
-    if (this.onAborted !== undefined) this.onAborted()
   }
 
   pause () { if (!this.res.aborted) this.res.pause() }
   resume () { if (!this.res.aborted) this.res.resume() }
-
-  /**
-   * The form is refused: the rest of the body, if it has not ended, is dropped, and then
-   * deliver() (the rejection) runs.
-   */
-  refused (error, deliver) {
-    if (this.engine.sourceEnded) return deliver()
-    this.drain = linger.refuse(this.res, { ended: false, remaining: this.engine.remaining(), linger: this.bounds, error }, deliver)
-  }
 }
 
 /** The engine's adapter for readMultipart: fields by name, files in the order sent. */
 class Result {
-  constructor (resolve, reject, intake) {
+  constructor (resolve, reject) {
     this.resolve = resolve
     this.reject = reject
-    this.intake = intake
+    this.engine = null
+    this.intake = null
     this.scope = null
     this.fields = Object.create(null)
     this.files = []
@@ -149,12 +121,15 @@ class Result {
   fail (err) {
     const reject = this.reject
     const intake = this.intake
+    const remaining = this.engine.remaining()
     this.end()
-    intake.refused(err, () => reject(err))
+    // The rest of the body, if it has not ended, is dropped before the promise rejects.
+    intake.refuse(remaining, err, () => reject(err))
   }
 
   end () {
     this.resolve = this.reject = null
+    this.engine = null
     this.intake = null
     this.fields = null
     this.files = null

@@ -2,7 +2,7 @@
 // The options of body-parser's factories, checked the way body-parser checks them:
 // mistakes are TypeErrors when the middleware is made, not errors per request.
 const typeis = require('type-is')
-const { DEFAULT_MAX_PREALLOCATED, parseLimit, checkNames, describe } = require('../options')
+const { DEFAULT_MAX_PREALLOCATED, parseLimit, checkNames, objectOption } = require('../options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -19,10 +19,7 @@ const COMMON = ['inflate', 'limit', 'type', 'verify', 'timeout', 'linger']
  * it, and a misspelt `limt` would silently keep the default limit.
  */
 function normalize (options, defaultType, own = []) {
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw new TypeError(`uws-body: parser options must be an object, got ${describe(options)}`)
-  }
-  const o = options || {}
+  const o = objectOption(options, 'parser options')
   checkNames(o, [...COMMON, ...own], 'parser option')
   const verify = o.verify || false
   if (verify !== false && typeof verify !== 'function') throw new TypeError('option verify must be function')

@@ -31,13 +31,13 @@
 // chunk into a stream Buffer before we see it; the second copy (into the body) is ours.
 //
 // A body refused before its end reaches next(err) only once its rest has been dropped,
-// or a bound passed (lib/linger.js beforeNext): the framework's answer then reaches a
+// or a bound passed (lib/intake.js, lib/linger.js): the framework's answer then reaches a
 // client that was still sending.
 const { Body } = require('../accumulator')
 const errors = require('../errors')
 const { deadlineOf, passed } = require('../timeout')
 const { parseContentLength } = require('../options')
-const linger = require('../linger')
+const { Intake } = require('../intake')
 
 const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
 const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
@@ -109,8 +109,7 @@ function readInto (source, req, res, options, asText, done) {
   const headers = req.headers
   const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText)
   let settled = false
-  let drain = null
-  let controls = null
+  let intake = null
   const deadline = deadlineOf(options.timeout)
   const settle = (error) => {
     if (settled) return
@@ -122,21 +121,18 @@ function readInto (source, req, res, options, asText, done) {
       done(null, acc)
     }
   }
-  const refuse = (error, ended) => {
+  const refuse = (error) => {
     const received = acc.received
     acc.abort()
-    if (ended || controls === null) return settle(error)
-    drain = lingerBeforeNext(req, res, controls, options.linger, received, error, () => settle(error))
+    intake.refuse(remainingOf(req, received), error, () => settle(error))
   }
   const onChunk = (chunk, isLast) => {
-    if (drain !== null) return drain.chunk(chunk, isLast)
     if (settled) return
-    if (passed(deadline)) return refuse(errors.timedOut(options.timeout, acc.received), isLast)
-    if (!acc.push(chunk)) return refuse(acc.error, isLast)
+    if (passed(deadline)) return refuse(errors.timedOut(options.timeout, acc.received))
+    if (!acc.push(chunk)) return refuse(acc.error)
     if (isLast) settle(null)
   }
   const onAbort = () => {
-    if (drain !== null) return drain.abort()
     if (settled) return
     acc.abort()
     settle(acc.error)
@@ -149,15 +145,14 @@ function readInto (source, req, res, options, asText, done) {
   // Handlers first: a refused body (declared length over the limit, bad encoding) has
   // its rest dropped by them, and once done() has run the application may have
   // answered, after which uWS forbids touching its response.
-  controls = readChunks(source, req, res, { chunk: onChunk, abort: onAbort })
-  if (acc.error !== null && drain === null) refuse(acc.error, false)
+  intake = readChunks(source, req, res, options.linger, onChunk, onAbort)
+  if (acc.error !== null) refuse(acc.error)
 }
 
-/** The drain of a refused body's rest (lib/linger.js beforeNext), for a body read from `req`. */
-function lingerBeforeNext (req, res, controls, bounds, received, error, proceed) {
+/** What is still to come of the declared length of `req`'s body, `received` bytes in (else -1). */
+function remainingOf (req, received) {
   const expected = parseContentLength(req.headers['content-length'])
-  const remaining = expected >= 0 ? expected - received : -1
-  return linger.beforeNext(res, controls, { remaining, linger: bounds, error }, proceed)
+  return expected >= 0 ? expected - received : -1
 }
 
 /**
@@ -166,31 +161,38 @@ function lingerBeforeNext (req, res, controls, bounds, received, error, proceed)
  */
 function discard (source, req, res, bounds, proceed) {
   if (source === BODY_GONE) return proceed()
-  let drain = null
-  const controls = readChunks(source, req, res, {
-    chunk (chunk, isLast) { if (drain !== null) drain.chunk(chunk, isLast) },
-    abort () { if (drain !== null) drain.abort() }
-  })
-  drain = lingerBeforeNext(req, res, controls, bounds, 0, null, proceed)
+  readChunks(source, req, res, bounds, noop, noop).refuse(remainingOf(req, 0), null, proceed)
 }
 
 const EMPTY = new Uint8Array(0)
 
 /**
- * Hands the body to `handlers` chunk by chunk, as it arrives, for a consumer that parses
- * as it goes (multipart) and must be able to slow the client down:
- *   handlers.chunk(chunk, isLast)   an ArrayBuffer from uWS (valid only during the call:
- *                                   uWS takes it back when the handler returns) or a
- *                                   Buffer from the request stream; isLast once, at the end
- *   handlers.abort()                the client went away before the end
- * Returns { uws, pause(), resume(), close() }: the uWS response under ultimate-express
- * (else null), whose answer a refusal holds (lib/linger.js); uWS's res.pause()/resume()
- * (uWS stops reading the socket, TCP slows the sender), or the request stream's; close()
- * ends the connection (uWS's res.close(), or the socket's destroy()). None touches a
- * response uWS has already reported gone or that was answered (uWS.js forbids any use of
- * it then).
+ * Hands the body chunk by chunk, as it arrives, to the reader's handlers through an intake
+ * (lib/intake.js), which sends it to the refusal instead once the reader refuses it:
+ *   onChunk(chunk, isLast)   an ArrayBuffer from uWS (valid only during the call: uWS
+ *                            takes it back when the handler returns) or a Buffer from
+ *                            the request stream; isLast once, at the end
+ *   onAbort()                the client went away before the end
+ * The intake's controls, { uws, pause(), resume(), close(), holdClose? }: the uWS response
+ * under ultimate-express (else null), whose answer a refusal holds (lib/linger.js); uWS's
+ * res.pause()/resume() (uWS stops reading the socket, TCP slows the sender), or the
+ * request stream's, for a consumer that parses as it goes (multipart) and must be able to
+ * slow the client down; close() ends the connection (uWS's res.close(), or the socket's
+ * destroy()). None touches a response uWS has already reported gone or that was answered
+ * (uWS.js forbids any use of it then).
  */
-function readChunks (source, req, res, handlers) {
+function readChunks (source, req, res, bounds, onChunk, onAbort) {
+  const intake = new Intake(onChunk, onAbort, bounds, res, null)
+  intake.controls = wire(source, req, res, intake, feed(intake))
+  return intake
+}
+
+/** uWS's handlers, made where they reach the intake alone: they live until the body ends. */
+function feed (intake) {
+  return { chunk: (chunk, isLast) => intake.chunk(chunk, isLast), abort: () => intake.abort() }
+}
+
+function wire (source, req, res, intake, { chunk, abort }) {
   if (source === UWS) {
     req.bodyRead = true
     const uwsResponse = req._res
@@ -202,12 +204,12 @@ function readChunks (source, req, res, handlers) {
       close () { if (!gone()) uwsResponse.close() }
     }
     if (req.res.aborted || req.res.finished) {
-      process.nextTick(handlers.abort)
+      process.nextTick(abort)
       return controls
     }
     const socket = res && res.socket
-    if (socket && typeof socket.once === 'function') socket.once('close', handlers.abort)
-    uwsResponse.onData(handlers.chunk)
+    if (socket && typeof socket.once === 'function') socket.once('close', abort)
+    uwsResponse.onData(chunk)
     return controls
   }
   let close
@@ -215,7 +217,7 @@ function readChunks (source, req, res, handlers) {
   if (source === ULTIMATE_STREAM) {
     req.bodyRead = true
     const socket = res && res.socket
-    if (socket && typeof socket.once === 'function') socket.once('close', handlers.abort)
+    if (socket && typeof socket.once === 'function') socket.once('close', abort)
     close = () => { if (req.res.aborted !== true && req.res.finished !== true) req._res.close() }
   } else {
     close = () => { if (req.socket && !req.socket.destroyed) req.socket.destroy() }
@@ -225,15 +227,15 @@ function readChunks (source, req, res, handlers) {
     }
   }
   let ended = false
-  req.on('data', (chunk) => handlers.chunk(chunk, false))
+  req.on('data', (chunk) => intake.chunk(chunk, false))
   req.on('end', () => {
     ended = true
-    handlers.chunk(EMPTY, true)
+    intake.chunk(EMPTY, true)
   })
-  req.on('error', handlers.abort)
+  req.on('error', abort)
   // A body whose end arrived is complete, whether or not the stream is an IncomingMessage
   // (a PassThrough in its place has no `complete`).
-  if (source === NODE_STREAM) req.on('close', () => { if (!ended && !req.complete) handlers.abort() })
+  if (source === NODE_STREAM) req.on('close', () => { if (!ended && !req.complete) abort() })
   return {
     uws: source === ULTIMATE_STREAM ? req._res : null,
     pause () { req.pause() },
@@ -251,7 +253,7 @@ function noop () {}
 // destroy() is a RST, and a client that had not read the answer yet loses it (its kernel
 // drops what it had received; node:http's next write fails first). Shadowed on the
 // socket, the close is only a FIN: the bound's own timer destroys the socket GRACE_MS
-// later (lib/linger.js beforeNext), as nginx's lingering close does.
+// later (lib/linger.js), as nginx's lingering close does.
 function shutDownWrites () {
   if (this.writable) this.end()
 }

@@ -198,9 +198,20 @@ fn utf16_units(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u16]>> {
 /// abort(body)
 #[napi(js_name = "abort", catch_unwind)]
 pub fn abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        external::with(handle, "abort", Body::abort)?;
-        js(&env, Null)
+    abort_answer(&env, handle, "abort", Body::abort)
+}
+
+/// What abort(), streamAbort() and multipartAbort() do: release what the handle holds
+/// (idempotent), and answer null.
+pub(super) fn abort_answer<T: external::Tagged>(
+    env: &napi::Env,
+    handle: Unknown,
+    call: &str,
+    abort: fn(&mut T),
+) -> napi::Result<sys::napi_value> {
+    guarded(env, || {
+        external::with(handle, call, abort)?;
+        js(env, Null)
     })
 }
 

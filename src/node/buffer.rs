@@ -146,8 +146,10 @@ pub mod fault {
     pub fn fire(env: &napi::Env, kind: u32) {
         if ARMED.get() == kind {
             ARMED.set(0);
+            // The fault is the pending exception; a throw that fails injects none, which
+            // the test that armed it then reports.
             // SAFETY: a live env (napi-rs's) and NUL-terminated strings.
-            unsafe {
+            let _ = unsafe {
                 sys::napi_throw_error(env.raw(), c"ERR_INJECTED".as_ptr(), c"injected".as_ptr())
             };
         }

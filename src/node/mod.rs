@@ -79,8 +79,8 @@ pub fn inject_fault(env: Env, kind: Unknown) -> Result<Null> {
 pub fn init(exports: Object) -> Result<()> {
     let env = exports.value().env;
     let exports = exports.raw();
-    // The calls made per chunk or per field; the rest are `#[napi]` exports (docs/design.md,
-    // "Design notes").
+    // The calls made per chunk or per field, hand-written for their per-call cost
+    // (docs/performance.md, row 'per-chunk calls'); the rest are `#[napi]` exports.
     let functions: [(&str, raw::Callback); 5] = [
         ("push", body::push),
         ("streamWrite", stream::stream_write),

@@ -9,7 +9,7 @@ use napi::bindgen_prelude::{JsValue, Null, Object, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::error_object as body_error_object;
+use super::body::{abort_answer, error_object as body_error_object};
 use super::buffer::into_buffer;
 use super::external;
 use super::guarded::{f64_of, guarded, js, string_of};
@@ -405,10 +405,7 @@ pub fn multipart_end(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_
 /// multipartAbort(upload): releases everything now. Idempotent.
 #[napi(js_name = "multipartAbort", catch_unwind)]
 pub fn multipart_abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        external::with(handle, "multipartAbort", Upload::abort)?;
-        js(&env, Null)
-    })
+    abort_answer(&env, handle, "multipartAbort", Upload::abort)
 }
 
 /// multipartError(upload) -> null | `{ code, reason?, max? }` | a body error's fields

@@ -1,7 +1,7 @@
 //! Thin, checked helpers over raw N-API, for the calls made per chunk (push, streamWrite,
 //! streamRead, multipartFeed) and per field (multipartField): plain N-API callbacks,
-//! because napi-rs's wrapper costs several times the call itself (bench/RESULTS.md, "Call
-//! cost by kind of export"). Every other export is `#[napi]` (guarded.rs).
+//! because napi-rs's wrapper costs several times the call itself (docs/performance.md,
+//! row 'per-chunk calls'). Every other export is `#[napi]` (guarded.rs).
 //!
 //! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
 //! here trusts an argument: each N-API status that matters is checked through `check`, and
@@ -126,8 +126,10 @@ unsafe fn throw(env: Env, thrown: Thrown) {
     let (code, message) = match thrown {
         Thrown::Type(message) => {
             let message = c_string(&message);
+            // A throw that fails leaves nothing to report it to: the callback returns no
+            // value either way, which JS sees as undefined.
             // SAFETY: valid env and NUL-terminated message; a null code is allowed.
-            unsafe { sys::napi_throw_type_error(env, ptr::null(), message.as_ptr()) };
+            let _ = unsafe { sys::napi_throw_type_error(env, ptr::null(), message.as_ptr()) };
             return;
         }
         Thrown::Error { code, message } => (code, message),
@@ -137,8 +139,9 @@ unsafe fn throw(env: Env, thrown: Thrown) {
         ),
     };
     let (code, message) = (c_string(code), c_string(&message));
+    // As above, a failed throw has nowhere to go.
     // SAFETY: valid env and NUL-terminated strings.
-    unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
+    let _ = unsafe { sys::napi_throw_error(env, code.as_ptr(), message.as_ptr()) };
 }
 
 /// Interior NULs cannot reach C: they become spaces.

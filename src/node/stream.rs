@@ -9,7 +9,7 @@ use napi::bindgen_prelude::{Null, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::error_answer;
+use super::body::{abort_answer, error_answer};
 use super::external;
 use super::guarded::{bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
@@ -165,10 +165,7 @@ pub fn stream_end(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_val
 /// streamAbort(stream): releases everything now. Idempotent.
 #[napi(js_name = "streamAbort", catch_unwind)]
 pub fn stream_abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        external::with(handle, "streamAbort", BodyStream::abort)?;
-        js(&env, Null)
-    })
+    abort_answer(&env, handle, "streamAbort", BodyStream::abort)
 }
 
 /// streamError(stream) -> null | the error's fields, as body.rs's error().
