@@ -327,7 +327,7 @@ fuzz_target!(|data: &[u8]| {
         let mut e = GzEncoder::new(Vec::new(), Compression::fast());
         e.write_all(body).unwrap();
         let gz = e.finish().unwrap();
-        let decoding = Decoding::new(Decoder::new(&[Coding::Gzip]).unwrap(), u64::MAX);
+        let decoding = Decoding::new(Decoder::new(&[Coding::Gzip], u64::MAX).unwrap());
         let decoded = routed(
             Upload::with_decoding(parser(), 64, decoding),
             &gz,

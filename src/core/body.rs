@@ -93,7 +93,7 @@ impl Body {
                 return body;
             }
         };
-        body.decoder = Decoder::new(&codings);
+        body.decoder = Decoder::new(&codings, options.limit);
         if body.decoder.is_some() {
             return body;
         }

@@ -69,7 +69,7 @@ impl BodyStream {
             state: State::Open,
         };
         match accept(options) {
-            Ok(codings) => stream.decoder = Decoder::new(&codings),
+            Ok(codings) => stream.decoder = Decoder::new(&codings, options.limit),
             Err(error) => stream.state = State::Failed(error),
         }
         stream

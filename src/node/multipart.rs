@@ -99,14 +99,15 @@ pub fn multipart_create(
             Err(e) => return Ok(body_error_object(&env, &e)?.raw()),
         };
         let parser = Multipart::new(&boundary, limits);
-        let upload = match Decoder::new(&codings) {
-            None => Upload::new(parser, preallocate, expected),
-            Some(decoder) => {
-                let Some(limit) = f64_of(decoded_limit)? else {
-                    return Err(type_error("multipartCreate: decodedLimit must be a number"));
-                };
-                Upload::with_decoding(parser, preallocate, Decoding::new(decoder, amount(limit)))
-            }
+        let upload = if codings.is_empty() {
+            Upload::new(parser, preallocate, expected)
+        } else {
+            let Some(limit) = f64_of(decoded_limit)? else {
+                return Err(type_error("multipartCreate: decodedLimit must be a number"));
+            };
+            let limit = amount(limit);
+            let decoder = Decoder::new(&codings, limit).expect("codings are not empty");
+            Upload::with_decoding(parser, preallocate, Decoding::new(decoder))
         };
         external::create(&env, upload)
     })

@@ -17,6 +17,8 @@ const ROOM: usize = 64 * 1024;
 pub struct Brotli {
     state: BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>,
     ended: bool,
+    /// After a failure: the bytes made before it and never handed over.
+    lost: u64,
 }
 
 impl Brotli {
@@ -30,7 +32,23 @@ impl Brotli {
                 StandardAlloc::default(),
             ),
             ended: false,
+            lost: 0,
         }
+    }
+
+    /// Decoded bytes in the ring buffer not yet written out. The decoder fills its ring
+    /// buffer from all the input it is given and writes to the room only as it wraps and
+    /// when it runs out of input, so these can be up to the window's size.
+    fn unwritten(&self) -> u64 {
+        let s = &self.state;
+        if s.ringbuffer_size <= 0 || s.pos < 0 {
+            return 0;
+        }
+        let made = s
+            .rb_roundtrips
+            .saturating_mul(s.ringbuffer_size as u64)
+            .saturating_add(s.pos as u64);
+        made.saturating_sub(s.partial_pos_out)
     }
 }
 
@@ -72,7 +90,10 @@ impl Decode for Brotli {
             &mut self.state,
         );
         let more = match result {
-            BrotliResult::ResultFailure => return Err(Invalid::Corrupt),
+            BrotliResult::ResultFailure => {
+                self.lost = (output_offset as u64).saturating_add(self.unwritten());
+                return Err(Invalid::Corrupt);
+            }
             BrotliResult::ResultSuccess => {
                 self.ended = true;
                 if input_offset < input.len() {
@@ -81,7 +102,8 @@ impl Decode for Brotli {
                 false
             }
             BrotliResult::NeedsMoreOutput => true,
-            BrotliResult::NeedsMoreInput => false,
+            // It asks for input while it may still hold output it had no room for.
+            BrotliResult::NeedsMoreInput => self.unwritten() > 0,
         };
         Ok(Step {
             consumed: input_offset,
@@ -92,5 +114,9 @@ impl Decode for Brotli {
 
     fn is_done(&self) -> bool {
         self.ended
+    }
+
+    fn held(&self) -> u64 {
+        self.lost.max(self.unwritten())
     }
 }

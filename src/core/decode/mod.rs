@@ -35,6 +35,12 @@ pub trait Decode: Send {
     fn decode(&mut self, input: &[u8], out: &mut [MaybeUninit<u8>]) -> Result<Step, Invalid>;
     /// True when the stream has ended where the format allows it to.
     fn is_done(&self) -> bool;
+    /// Decoded bytes this decoder made and has not written (after a failure: those it made
+    /// before failing, which the caller never gets). Only brotli decodes ahead of the room
+    /// it is given; the others make output only as they write it.
+    fn held(&self) -> u64 {
+        0
+    }
 }
 
 /// Where the last decoder writes: the body's buffer, bounded by the limit.
@@ -54,11 +60,15 @@ struct Layer {
     /// (`run` never leaves any).
     start: usize,
     end: usize,
+    /// Bytes this layer has written, in all.
+    written: u64,
 }
 
 /// The decoders of one body, in decoding order.
 pub struct Decoder {
     layers: Vec<Layer>,
+    /// The body's limit on decoded bytes (see `judge`).
+    limit: u64,
 }
 
 impl std::fmt::Debug for Decoder {
@@ -71,8 +81,8 @@ impl std::fmt::Debug for Decoder {
 }
 
 impl Decoder {
-    /// `None` for an unencoded body.
-    pub fn new(codings: &[Coding]) -> Option<Decoder> {
+    /// `None` for an unencoded body; `limit` is the body's limit on decoded bytes.
+    pub fn new(codings: &[Coding], limit: u64) -> Option<Decoder> {
         if codings.is_empty() {
             return None;
         }
@@ -95,14 +105,16 @@ impl Decoder {
                 },
                 start: 0,
                 end: 0,
+                written: 0,
             })
             .collect();
-        Some(Decoder { layers })
+        Some(Decoder { layers, limit })
     }
 
     /// Decodes `input` completely: everything it yields is in the sink on return.
     pub fn push(&mut self, input: &[u8], sink: &mut dyn Sink) -> Result<(), BodyError> {
-        run(&mut self.layers, input, sink)
+        let result = run(&mut self.layers, input, sink);
+        result.map_err(|error| self.judge(error))
     }
 
     /// Decodes from `input` (advancing it past what was used) into `out`, and stops when
@@ -116,14 +128,38 @@ impl Decoder {
         input: &mut &[u8],
         out: &mut [MaybeUninit<u8>],
     ) -> Result<usize, BodyError> {
-        pull(&mut self.layers, input, out)
+        let result = pull(&mut self.layers, input, out);
+        result.map_err(|error| self.judge(error))
+    }
+
+    /// The limit on decoded bytes given to `new`.
+    pub fn limit(&self) -> u64 {
+        self.limit
     }
 
     /// At the end of the body: every stream must have ended.
     pub fn finish(&self) -> Result<(), BodyError> {
         match self.layers.iter().find(|l| !l.decoder.is_done()) {
-            Some(layer) => Err(invalid(layer.coding, Invalid::Truncated)),
+            Some(layer) => Err(self.judge(invalid(layer.coding, Invalid::Truncated))),
             None => Ok(()),
+        }
+    }
+
+    /// The error a body gets for a decoder's failure. A decoder that made more than the
+    /// limit before failing fails the limit first, as it would have with room to write it
+    /// all: which of the two a body gets must not depend on the room its reader offers.
+    fn judge(&self, error: BodyError) -> BodyError {
+        let Some(last) = self.layers.last() else {
+            return error;
+        };
+        let made = last.written.saturating_add(last.decoder.held());
+        match error {
+            BodyError::EncodingInvalid { .. } if made > self.limit => BodyError::TooLarge {
+                limit: self.limit,
+                length: None,
+                received: self.limit.saturating_add(1),
+            },
+            error => error,
         }
     }
 }
@@ -146,6 +182,7 @@ fn run(layers: &mut [Layer], mut input: &[u8], sink: &mut dyn Sink) -> Result<()
                 .decoder
                 .decode(input, sink.window()?)
                 .map_err(|r| invalid(coding, r))?;
+            layer.written += step.written as u64;
             sink.advance(step.written)?;
             step
         } else {
@@ -190,6 +227,7 @@ fn pull(
                     .decode(input, &mut out[written..])
                     .map_err(|r| invalid(coding, r))?;
                 *input = &input[step.consumed..];
+                layer.written += step.written as u64;
                 (step, input.len())
             }
             Some(before) => {
@@ -200,6 +238,7 @@ fn pull(
                     .decode(held, &mut out[written..])
                     .map_err(|r| invalid(coding, r))?;
                 before.start += step.consumed;
+                layer.written += step.written as u64;
                 (step, before.end - before.start)
             }
         };

@@ -26,14 +26,14 @@ pub struct Decoding {
 }
 
 impl Decoding {
-    pub fn new(decoder: Decoder, limit: u64) -> Decoding {
+    pub fn new(decoder: Decoder) -> Decoding {
         Decoding {
+            limit: decoder.limit(),
             decoder,
             window: vec![MaybeUninit::uninit(); WINDOW].into_boxed_slice(),
             start: 0,
             end: 0,
             decoded: 0,
-            limit,
         }
     }
 

@@ -13,11 +13,11 @@ const B: &str = "XyZ";
 
 fn upload(coding: Coding, limit: u64) -> Upload {
     let boundary = Boundary::new(B.as_bytes()).unwrap();
-    let decoder = Decoder::new(&[coding]).unwrap();
+    let decoder = Decoder::new(&[coding], limit).unwrap();
     Upload::with_decoding(
         Multipart::new(&boundary, Limits::default()),
         0,
-        Decoding::new(decoder, limit),
+        Decoding::new(decoder),
     )
 }
 

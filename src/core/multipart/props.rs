@@ -349,9 +349,9 @@ fn unlimited_fields() -> Limits {
 /// `route` for the form encoded in `coding` (the chunks are of the encoded body).
 fn route_encoded(boundary: &[u8], coding: Coding, chunks: &[&[u8]], room: usize) -> Routed {
     let boundary = Boundary::new(boundary).expect("a valid boundary");
-    let decoder = Decoder::new(&[coding]).expect("a coding");
+    let decoder = Decoder::new(&[coding], u64::MAX).expect("a coding");
     let parser = Multipart::new(&boundary, unlimited_fields());
-    let upload = Upload::with_decoding(parser, 16, Decoding::new(decoder, u64::MAX));
+    let upload = Upload::with_decoding(parser, 16, Decoding::new(decoder));
     route_upload(upload, chunks, room)
 }
 
