@@ -20,6 +20,7 @@
 const v8 = require('node:v8')
 
 const FLAG = 'scavenger-max-new-space-capacity-mb'
+// No value is best for every body size (docs/performance.md, row 'tuneGc value').
 const VALUE = 8
 
 /** { applied, reason }: whether V8's flag was set, and why (not). */
