@@ -36,8 +36,8 @@ pub trait Decode: Send {
     /// True when the stream has ended where the format allows it to.
     fn is_done(&self) -> bool;
     /// Decoded bytes this decoder made and has not written (after a failure: those it made
-    /// before failing, which the caller never gets). Only brotli decodes ahead of the room
-    /// it is given; the others make output only as they write it.
+    /// before failing, which the caller never gets). Only brotli decodes on past a full
+    /// room; the others stop there, so they fail only where their output stands.
     fn held(&self) -> u64 {
         0
     }
