@@ -22,13 +22,11 @@ pub struct Decoding {
     start: usize,
     end: usize,
     decoded: u64,
-    limit: u64,
 }
 
 impl Decoding {
     pub fn new(decoder: Decoder) -> Decoding {
         Decoding {
-            limit: decoder.limit(),
             decoder,
             window: vec![MaybeUninit::uninit(); WINDOW].into_boxed_slice(),
             start: 0,
@@ -56,9 +54,10 @@ impl Decoding {
         debug_assert_eq!(self.start, self.end, "refill before the window was parsed");
         let n = self.decoder.pull(input, &mut self.window)?;
         self.decoded = self.decoded.saturating_add(n as u64);
-        if self.decoded > self.limit {
+        let limit = self.decoder.limit();
+        if self.decoded > limit {
             return Err(BodyError::TooLarge {
-                limit: self.limit,
+                limit,
                 length: None,
                 received: self.decoded,
             });
