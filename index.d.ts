@@ -533,8 +533,8 @@ export const multipart: {
  * What the server still reads of a body refused before its end (a limit, a bad
  * encoding, a timeout, a stream destroyed), so that the answer reaches a client still
  * sending it: the rest is dropped, never kept, until it ends, for at most `bytes` more
- * bytes and `timeout` ms, and only then does the error reach the application (the
- * promise rejects, the stream errors, next(err) runs). The answer, however it is
+ * bytes and `timeout` ms and while no pause lasts `idle` ms, and only then does the error
+ * reach the application (the promise rejects, the stream errors, next(err) runs). The answer, however it is
  * written, goes out as any answer when the body has ended (keep-alive intact); past a
  * bound, as one closing answer (`Connection: close`), reading stopped, and the
  * connection closed 2 s later. `false`: nothing more is read (past the bound at once).
@@ -545,6 +545,11 @@ export interface LingerOptions {
   /** Milliseconds from the refusal, 0 to 2147483647 (0: none). Default 10000. */
   timeout?: number
   /**
+   * Milliseconds the client may pause, after the refusal or its last byte, before its
+   * body is past the bound (0 to 2147483647; 0: at once). Default 1000.
+   */
+  idle?: number
+  /**
    * Deliver the error at the refusal instead of after the rest. An answer written on the
    * uWS response meanwhile is held and written once the rest is dropped. Default false.
    */
@@ -552,7 +557,7 @@ export interface LingerOptions {
 }
 
 export interface ReadBodyOptions {
-  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000, errorAtOnce: false }. */
+  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000, idle: 1000, errorAtOnce: false }. */
   linger?: LingerOptions | false
 }
 

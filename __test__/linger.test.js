@@ -8,17 +8,17 @@ const assert = require('node:assert/strict')
 const net = require('node:net')
 const uWS = require('uWebSockets.js')
 const { readBody, answerError, BodyError, MulterError } = require('..')
-const { parseLinger, Drain, LINGER_BYTES, LINGER_TIMEOUT } = require('../lib/linger')
+const { parseLinger, Drain, LINGER_BYTES, LINGER_TIMEOUT, LINGER_IDLE } = require('../lib/linger')
 const { parseOne } = require('./helpers/early-clients')
 
 test('the linger option: defaults, false, bytes as a number or a string, and the program\'s mistakes as TypeErrors', () => {
-  assert.deepEqual(parseLinger(undefined), { bytes: LINGER_BYTES, timeout: LINGER_TIMEOUT, errorAtOnce: false })
-  assert.deepEqual(parseLinger(null), { bytes: 64 * 1024 * 1024, timeout: 10000, errorAtOnce: false })
-  assert.deepEqual(parseLinger(false), { bytes: 0, timeout: 0, errorAtOnce: false })
-  assert.deepEqual(parseLinger({ bytes: '4mb' }), { bytes: 4 * 1024 * 1024, timeout: 10000, errorAtOnce: false })
-  assert.deepEqual(parseLinger({ bytes: 0, timeout: 0 }), { bytes: 0, timeout: 0, errorAtOnce: false })
-  assert.deepEqual(parseLinger({ timeout: 2500 }), { bytes: LINGER_BYTES, timeout: 2500, errorAtOnce: false })
-  for (const bad of [true, 'yes', 5, { bytes: ' 10kb ' }, { bytes: {} }, { timeout: Infinity }, { timeout: -1 }, { timeout: '10s' }, { timeout: 2 ** 31 }]) {
+  assert.deepEqual(parseLinger(undefined), { bytes: LINGER_BYTES, timeout: LINGER_TIMEOUT, idle: LINGER_IDLE, errorAtOnce: false })
+  assert.deepEqual(parseLinger(null), { bytes: 64 * 1024 * 1024, timeout: 10000, idle: 1000, errorAtOnce: false })
+  assert.deepEqual(parseLinger(false), { bytes: 0, timeout: 0, idle: 0, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ bytes: '4mb' }), { bytes: 4 * 1024 * 1024, timeout: 10000, idle: 1000, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ bytes: 0, timeout: 0 }), { bytes: 0, timeout: 0, idle: 1000, errorAtOnce: false })
+  assert.deepEqual(parseLinger({ timeout: 2500, idle: 400 }), { bytes: LINGER_BYTES, timeout: 2500, idle: 400, errorAtOnce: false })
+  for (const bad of [true, 'yes', 5, { bytes: ' 10kb ' }, { bytes: {} }, { timeout: Infinity }, { timeout: -1 }, { timeout: '10s' }, { timeout: 2 ** 31 }, { idle: -1 }, { idle: '1s' }, { idle: Infinity }]) {
     assert.throws(() => parseLinger(bad), TypeError, JSON.stringify(bad))
   }
   // Where the APIs take it.
@@ -28,7 +28,7 @@ test('the linger option: defaults, false, bytes as a number or a string, and the
 
 test('a Drain counts what comes, ends at the last chunk, a byte bound, a time bound or an abort, once', async () => {
   const outcomes = []
-  const d = new Drain({ bytes: 10, timeout: 10000 }, -1, (o) => outcomes.push(o))
+  const d = new Drain({ bytes: 10, timeout: 10000, idle: 10000 }, -1, (o) => outcomes.push(o))
   d.chunk(new ArrayBuffer(4), false)
   d.chunk(new Uint8Array(6), false)
   assert.equal(d.outcome, null)
@@ -39,12 +39,12 @@ test('a Drain counts what comes, ends at the last chunk, a byte bound, a time bo
   assert.deepEqual(outcomes, ['bound'])
   assert.equal(d.dropped, 11)
 
-  const ended = new Drain({ bytes: 10, timeout: 10000 }, 3, (o) => outcomes.push(o))
+  const ended = new Drain({ bytes: 10, timeout: 10000, idle: 10000 }, 3, (o) => outcomes.push(o))
   ended.chunk(new ArrayBuffer(3), true)
-  const aborted = new Drain({ bytes: 10, timeout: 10000 }, -1, (o) => outcomes.push(o))
+  const aborted = new Drain({ bytes: 10, timeout: 10000, idle: 10000 }, -1, (o) => outcomes.push(o))
   aborted.abort()
   // Values with no byteLength (or a throwing one) count as nothing.
-  const odd = new Drain({ bytes: 10, timeout: 10000 }, -1, (o) => outcomes.push(o))
+  const odd = new Drain({ bytes: 10, timeout: 10000, idle: 10000 }, -1, (o) => outcomes.push(o))
   const buffer = new ArrayBuffer(8)
   const view = new DataView(buffer)
   structuredClone(buffer, { transfer: [buffer] }) // its getters now throw
@@ -56,8 +56,8 @@ test('a Drain counts what comes, ends at the last chunk, a byte bound, a time bo
   // A declared rest over the byte bound, or no time at all, is past the bound at once
   // (on the next tick, never from the constructor).
   const past = []
-  const over = new Drain({ bytes: 10, timeout: 10000 }, 11, (o) => past.push(['over', o]))
-  const none = new Drain({ bytes: 0, timeout: 0 }, -1, (o) => past.push(['none', o]))
+  const over = new Drain({ bytes: 10, timeout: 10000, idle: 10000 }, 11, (o) => past.push(['over', o]))
+  const none = new Drain({ bytes: 0, timeout: 0, idle: 0 }, -1, (o) => past.push(['none', o]))
   assert.deepEqual(past, [])
   await new Promise((resolve) => process.nextTick(resolve))
   assert.deepEqual(past, [['over', 'bound'], ['none', 'bound']])
@@ -69,12 +69,21 @@ test('a Drain counts what comes, ends at the last chunk, a byte bound, a time bo
   const alive = setTimeout(() => {}, 5000)
   const timed = await new Promise((resolve) => {
     const started = Date.now()
-    const t = new Drain({ bytes: 10, timeout: 50 }, -1, (o) => resolve([o, Date.now() - started]))
+    const t = new Drain({ bytes: 10, timeout: 50, idle: 1000 }, -1, (o) => resolve([o, Date.now() - started]))
     t.chunk(new ArrayBuffer(1), false)
   })
-  clearTimeout(alive)
   assert.equal(timed[0], 'bound')
   assert.ok(timed[1] >= 45, `the time bound after ${timed[1]} ms`)
+  // The idle bound: bytes every 30 ms hold it off; 80 ms without any end it.
+  const idle = await new Promise((resolve) => {
+    const started = Date.now()
+    const d = new Drain({ bytes: 1000, timeout: 5000, idle: 80 }, -1, (o) => resolve([o, Date.now() - started]))
+    const every = setInterval(() => d.chunk(new ArrayBuffer(1), false), 30)
+    setTimeout(() => clearInterval(every), 200)
+  })
+  clearTimeout(alive)
+  assert.equal(idle[0], 'bound')
+  assert.ok(idle[1] >= 250 && idle[1] < 1000, `the idle bound after ${idle[1]} ms (the last byte at ~180-210)`)
 })
 
 /**
@@ -335,6 +344,74 @@ test('the error reaches the application once the rest is dropped: at the body\'s
     const once = await send('/once', false)
     assert.equal(once.body, 'ERR_BODY_TOO_LARGE')
     assert.ok(waited['/once'] < 100, `rejected ${waited['/once']} ms after the refusal`)
+  } finally {
+    app.close()
+  }
+})
+
+/**
+ * Declares `declared` bytes, sends `sent` and then nothing (half-closing after
+ * `halfCloseAfter` ms if given); resolves with the answer and when it came.
+ */
+function stall (port, path, declared, sent, halfCloseAfter = null) {
+  return new Promise((resolve) => {
+    const started = Date.now()
+    const socket = net.connect(port, '127.0.0.1')
+    let got = Buffer.alloc(0)
+    let answer = null
+    socket.on('data', (d) => {
+      got = Buffer.concat([got, d])
+      if (answer === null) {
+        const r = parseOne(got)
+        if (r !== null) {
+          answer = { ...r, ms: Date.now() - started }
+          if (halfCloseAfter === null) socket.destroy()
+        }
+      }
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => resolve(answer || { closed: true, ms: Date.now() - started }))
+    socket.on('connect', () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`)
+      socket.write(Buffer.alloc(sent, 0x61))
+      if (halfCloseAfter !== null) setTimeout(() => socket.end(), halfCloseAfter)
+    })
+    // Bounded: the default time bound is 10 s.
+    setTimeout(() => socket.destroy(), 15000).unref()
+  })
+}
+
+test('a client that stops sending after a refusal gets its answer once it is idle for linger.idle, not at linger.timeout: a closing answer, and the error reaches the application then', async (t) => {
+  const app = uWS.App()
+  const rejected = {}
+  const route = (path, read) => app.post(path, (res, req) => {
+    const started = Date.now()
+    read(res, req).catch((err) => {
+      rejected[path] = Date.now() - started
+      answerError(res, err)
+    })
+  })
+  route('/limit', (res, req) => readBody(res, req, { limit: '1mb' }))
+  // A headers object for req: 100 of 5,000 declared bytes, refused by a 50-byte limit.
+  route('/headers', (res, req) => readBody(res, { 'content-length': req.getHeader('content-length') }, { limit: 50 }))
+  route('/idle', (res, req) => readBody(res, req, { limit: 50, linger: { idle: 300 } }))
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (token) => resolve(uWS.us_socket_local_port(token))))
+  try {
+    const limit = await stall(port, '/limit', 2 * 1024 * 1024, 64 * 1024)
+    t.diagnostic(`2 MiB declared to a 1 MiB limit, 64 KiB sent: ${JSON.stringify({ status: limit.status, ms: limit.ms, connection: limit.headers?.connection })}`)
+    assert.equal(limit.status, 413)
+    assert.equal(JSON.parse(limit.body).code, 'ERR_BODY_TOO_LARGE')
+    assert.equal(limit.headers.connection, 'close')
+    assert.ok(limit.ms >= 900 && limit.ms < 3000, `answered after ${limit.ms} ms (idle bound 1000, time bound 10000)`)
+    assert.ok(rejected['/limit'] >= 900 && rejected['/limit'] < 3000, `rejected after ${rejected['/limit']} ms`)
+
+    const headers = await stall(port, '/headers', 5000, 100)
+    assert.equal(headers.status, 413)
+    assert.ok(headers.ms < 3000, `answered after ${headers.ms} ms`)
+
+    const idle = await stall(port, '/idle', 5000, 100)
+    assert.equal(idle.status, 413)
+    assert.ok(idle.ms >= 250 && idle.ms < 1500, `linger.idle 300: answered after ${idle.ms} ms`)
   } finally {
     app.close()
   }

@@ -12,8 +12,9 @@
 // (refuseRest() below), which does this:
 //
 //   1. The body's memory goes at once. The rest is read and dropped (counted, never kept)
-//      until the body ends, for at most `linger.bytes` more bytes and `linger.timeout` ms
-//      (LINGER_BYTES, LINGER_TIMEOUT). A declared rest over the byte bound is past it
+//      until the body ends, for at most `linger.bytes` more bytes and `linger.timeout` ms,
+//      and while no pause in it lasts `linger.idle` ms (LINGER_BYTES, LINGER_TIMEOUT,
+//      LINGER_IDLE). A declared rest over the byte bound is past it
 //      at once: nothing is read for nothing; so is a body whose deadline passed (its
 //      client is the slow one the deadline is for).
 //   2. The error reaches the application (the promise rejects, the stream errors,
@@ -28,6 +29,7 @@
 //      On node:http (Express) the framework writes it: the middleware sets
 //      `Connection: close`, and Node's close after it is made a FIN only (holdClose).
 const { HeldAnswer } = require('./held-answer')
+const { performance } = require('node:perf_hooks')
 const { MIB, parseLimit, checkNames, describe } = require('./options')
 
 // What the server reads of a refused body before giving up on it: dropping costs uWS less
@@ -39,6 +41,12 @@ const LINGER_BYTES = 64 * MIB
 // the 20.57 build tested here has 30 s), so a refused request holds its connection no
 // longer than an idle one is kept. A client sending 6.4 MB/s finishes 64 MiB within it.
 const LINGER_TIMEOUT = 10000
+// How long the rest may pause: a client silent this long after the refusal, or after its
+// last byte, is past the bound, and gets its answer as a closing answer at once instead
+// of at `timeout`. A sender that has stalled protects nothing by being waited for
+// (nginx answers at once); one still sending sends faster than this on any live link
+// (docs/performance.md, row 'linger idle').
+const LINGER_IDLE = 1000
 // After a closing answer, how long the client has to read it before the connection
 // closes: several round trips on any link, for ~200 bytes.
 const GRACE_MS = 2000
@@ -60,24 +68,35 @@ function parseLinger (value) {
   if (value === undefined || value === null) return DEFAULTS
   if (value === false) return NONE
   if (typeof value !== 'object') {
-    throw new TypeError(`uws-body: linger must be false or { bytes, timeout, errorAtOnce }, got ${describe(value)}`)
+    throw new TypeError(`uws-body: linger must be false or { bytes, timeout, idle, errorAtOnce }, got ${describe(value)}`)
   }
-  checkNames(value, ['bytes', 'timeout', 'errorAtOnce'], 'linger option')
-  const bytes = value.bytes === undefined || value.bytes === null ? LINGER_BYTES : parseLimit(value.bytes)
-  let timeout = LINGER_TIMEOUT
-  if (value.timeout !== undefined && value.timeout !== null) {
-    timeout = value.timeout
-    if (typeof timeout !== 'number' || !(timeout >= 0 && timeout <= MAX_TIMEOUT)) {
-      throw new TypeError(`uws-body: linger.timeout must be a number of milliseconds from 0 to ${MAX_TIMEOUT} (a refused body's rest cannot be waited for forever), got ${typeof timeout === 'number' ? timeout : describe(timeout)}`)
-    }
-  }
-  const errorAtOnce = value.errorAtOnce === undefined || value.errorAtOnce === null ? false : value.errorAtOnce
-  if (typeof errorAtOnce !== 'boolean') throw new TypeError(`uws-body: linger.errorAtOnce must be a boolean, got ${describe(errorAtOnce)}`)
-  return Object.freeze({ bytes, timeout, errorAtOnce })
+  checkNames(value, ['bytes', 'timeout', 'idle', 'errorAtOnce'], 'linger option')
+  // Each read once: a getter could answer differently the second time.
+  const { bytes, timeout, idle, errorAtOnce } = value
+  return Object.freeze({
+    bytes: bytes === undefined || bytes === null ? LINGER_BYTES : parseLimit(bytes),
+    timeout: milliseconds(timeout, LINGER_TIMEOUT, 'timeout', ' (a refused body\'s rest cannot be waited for forever)'),
+    idle: milliseconds(idle, LINGER_IDLE, 'idle', ''),
+    errorAtOnce: parseErrorAtOnce(errorAtOnce)
+  })
 }
 
-const DEFAULTS = Object.freeze({ bytes: LINGER_BYTES, timeout: LINGER_TIMEOUT, errorAtOnce: false })
-const NONE = Object.freeze({ bytes: 0, timeout: 0, errorAtOnce: false })
+function milliseconds (value, fallback, name, why) {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIMEOUT)) {
+    throw new TypeError(`uws-body: linger.${name} must be a number of milliseconds from 0 to ${MAX_TIMEOUT}${why}, got ${typeof value === 'number' ? value : describe(value)}`)
+  }
+  return value
+}
+
+function parseErrorAtOnce (value) {
+  if (value === undefined || value === null) return false
+  if (typeof value !== 'boolean') throw new TypeError(`uws-body: linger.errorAtOnce must be a boolean, got ${describe(value)}`)
+  return value
+}
+
+const DEFAULTS = Object.freeze({ bytes: LINGER_BYTES, timeout: LINGER_TIMEOUT, idle: LINGER_IDLE, errorAtOnce: false })
+const NONE = Object.freeze({ bytes: 0, timeout: 0, idle: 0, errorAtOnce: false })
 
 // Bytes handed to every drain in this process, also those that arrive after an outcome
 // (what the server had read when it stopped): what the tests check the bounds against.
@@ -100,16 +119,33 @@ class Drain {
     this.dropped = 0
     this._after = 0
     this._bytes = bounds.bytes
+    this._idle = bounds.idle
     this._onOutcome = onOutcome
     this._onOverrun = onOverrun || null
     this._timer = null
-    if (remaining > bounds.bytes || bounds.timeout === 0) {
+    if (remaining > bounds.bytes || bounds.timeout === 0 || bounds.idle === 0) {
       // The rest is known to pass the bound, or none may be waited for.
       process.nextTick(() => this._finish(BOUND))
     } else {
-      this._timer = setTimeout(() => this._finish(BOUND), bounds.timeout)
-      this._timer.unref()
+      // One timer for both time bounds: it fires at the earlier, and is set again while
+      // bytes keep coming before the deadline.
+      this._lastAt = performance.now()
+      this._deadline = this._lastAt + bounds.timeout
+      this._arm(this._lastAt)
     }
+  }
+
+  _arm (now) {
+    this._timer = setTimeout(() => this._tick(), Math.max(1, Math.min(this._deadline, this._lastAt + this._idle) - now))
+    this._timer.unref()
+  }
+
+  _tick () {
+    this._timer = null
+    if (this.outcome !== null) return
+    const now = performance.now()
+    if (now >= this._deadline || now - this._lastAt >= this._idle) return this._finish(BOUND)
+    this._arm(now)
   }
 
   /** A chunk of the rest (any value: only its byteLength is read); isLast at the end. */
@@ -125,6 +161,7 @@ class Drain {
       return
     }
     this.dropped += n
+    if (this._timer !== null) this._lastAt = performance.now()
     if (isLast) this._finish(ENDED)
     else if (this.dropped > this._bytes) this._finish(BOUND)
   }
@@ -348,6 +385,7 @@ const refusalOf = (res) => guarded.get(res)
 module.exports = {
   LINGER_BYTES,
   LINGER_TIMEOUT,
+  LINGER_IDLE,
   GRACE_MS,
   OVERRUN,
   Drain,
