@@ -587,9 +587,11 @@ export interface AnswerErrorOptions {
   /** Its content-type; default application/json (text/plain for a string `body`). */
   contentType?: string
   /**
-   * More headers (not content-length, connection or transfer-encoding). A value is visible
-   * ASCII, space and tab; any other character is a TypeError (it could not be written as
-   * the same bytes on every answer path).
+   * More headers. A name is an RFC 9110 token other than content-length, connection and
+   * transfer-encoding, a value visible ASCII, space and tab; a header that is not (a
+   * value from the request with a control or non-ASCII character, say) is left out of the
+   * answer, with a process warning once per name (code UWS_BODY_HEADER_LEFT_OUT): it
+   * could not be written as the same bytes on every answer path.
    */
   headers?: Record<string, string | number>
   /**
@@ -608,7 +610,7 @@ export interface AnswerErrorOptions {
  * JSON body { status, code, message } (code and message when the error is meant for the
  * client: BodyError, MulterError, `expose`). On a body still arriving it is held until
  * the rest is dropped, as any answer is (see LingerOptions). Does nothing once
- * `res.aborted` is set.
- * @throws {TypeError} for a `res` that is not a uWS response or a bad option.
+ * `res.aborted` is set or `res` was answered.
+ * @throws {TypeError} for a `res` that is not a uWS response or an option of the wrong type.
  */
 export function answerError(res: UwsAnswerableResponse, error: unknown, options?: AnswerErrorOptions): void

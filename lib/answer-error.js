@@ -23,7 +23,8 @@ const CODE = /^[A-Za-z0-9_.-]{1,64}$/
  * options.contentType. options.headers: more headers. options.bodyEnded, options.linger:
  * for a body that uws-body does not read (BodyAccumulator): whether its last chunk was
  * seen (default true), and, when not, the bounds for the rest, which answerError then
- * reads itself (its onData replaces the caller's). Does nothing once `res.aborted` is set.
+ * reads itself (its onData replaces the caller's). Does nothing once `res.aborted` is set
+ * or `res` was answered. A header it cannot send is left out, with a warning.
  */
 const ANSWER_OPTIONS = ['body', 'contentType', 'headers', 'bodyEnded', 'linger']
 
@@ -32,7 +33,7 @@ function answerError (res, error, options) {
   const o = objectOption(options, 'answerError options')
   checkNames(o, ANSWER_OPTIONS, 'answerError option')
   const reply = replyOf(error, o)
-  if (res.aborted === true) return
+  if (res.aborted === true || answered(res)) return
   if (o.bodyEnded === false && linger.refusalOf(res) === undefined) {
     // The caller's body, refused before its end: its rest is read here.
     const refusal = linger.refuseRest(res, null, -1, linger.parseLinger(o.linger), null, noop)
@@ -42,6 +43,21 @@ function answerError (res, error, options) {
 }
 
 function noop () {}
+
+/**
+ * True when `res` was already answered (by the application, or by an earlier answerError):
+ * uWS.js throws on every use of such a response, so answerError does nothing, as it does
+ * once `res.aborted` is set. A response whose answer a Refusal holds is never answered.
+ */
+function answered (res) {
+  if (typeof res.getWriteOffset !== 'function') return false
+  try {
+    res.getWriteOffset()
+    return false
+  } catch {
+    return true
+  }
+}
 
 /** { status, statusText, contentType, body (Buffer), headers: [[name, value]] } for error and options. */
 function replyOf (error, o) {
@@ -65,18 +81,30 @@ function replyOf (error, o) {
   }
   const headers = []
   if (contentType !== undefined) headers.push(['content-type', contentType])
-  if (o.headers !== undefined && o.headers !== null) {
-    objectOption(o.headers, 'answerError options.headers')
-    for (const name of Object.keys(o.headers)) headers.push([name, String(o.headers[name])])
-  }
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase()
-    if (!TOKEN.test(name) || !SAFE_VALUE.test(value) || lower === 'content-length' || lower === 'connection' || lower === 'transfer-encoding') {
-      throw new TypeError(`uws-body: answerError cannot send the header ${JSON.stringify(name)}: ${JSON.stringify(value)} (a name is an RFC 9110 token, a value visible ASCII, space and tab; content-length, connection and transfer-encoding are answerError's own)`)
-    }
-  }
-  return { status, statusText, body, headers }
+  const more = objectOption(o.headers, 'answerError options.headers')
+  for (const name of Object.keys(more)) headers.push([name, String(more[name])])
+  return { status, statusText, body, headers: headers.filter(sendable) }
 }
+
+/**
+ * A header answerError can send. One it cannot is left out, with a warning (once per
+ * name): its value often comes from the request, and a throw in the rejection handler
+ * that called answerError would be an unhandled rejection, which ends the process.
+ */
+function sendable ([name, value]) {
+  const lower = name.toLowerCase()
+  if (TOKEN.test(name) && SAFE_VALUE.test(value) && !OWN_HEADERS.has(lower)) return true
+  if (warned.size < WARNED_MAX && !warned.has(lower)) {
+    warned.add(lower)
+    process.emitWarning(`answerError left out the header ${JSON.stringify(name)}: ${JSON.stringify(value.slice(0, 80))} (a name is an RFC 9110 token, a value visible ASCII, space and tab; content-length, connection and transfer-encoding are answerError's own). Warned once per header name.`, { code: 'UWS_BODY_HEADER_LEFT_OUT' })
+  }
+  return false
+}
+
+const OWN_HEADERS = new Set(['content-length', 'connection', 'transfer-encoding'])
+// Header names warned about; a bound, since names can come from the request too.
+const warned = new Set()
+const WARNED_MAX = 64
 
 function writeAnswer (res, reply) {
   res.writeStatus(`${reply.status} ${reply.statusText}`)
