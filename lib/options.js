@@ -174,6 +174,20 @@ function objectOption (value, name) {
   return value
 }
 
+/**
+ * An API's options, checked against `names` (an unknown one is a TypeError naming the
+ * closest) and each known one read once, into a plain object the API then reads: a
+ * getter or a proxy is asked once, so no check can pass on one value and the code run on
+ * another.
+ */
+function readNames (options, names, what, name = 'options') {
+  const o = objectOption(options, name)
+  checkNames(o, names, what)
+  const given = {}
+  for (const n of names) given[n] = o[n]
+  return given
+}
+
 /** The onAborted option: a function, or undefined. */
 function parseOnAborted (value) {
   if (value !== undefined && typeof value !== 'function') throw new TypeError('uws-body: options.onAborted must be a function')
@@ -197,6 +211,7 @@ module.exports = {
   parseHighWaterMark,
   checkResponse,
   objectOption,
+  readNames,
   parseOnAborted,
   DEFAULT_LIMIT,
   DEFAULT_MAX_PREALLOCATED,

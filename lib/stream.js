@@ -23,7 +23,7 @@ const native = require('./native')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { headersOf } = require('./read-body')
-const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkKnown, checkResponse, objectOption, parseOnAborted, UNKNOWN, INVALID } = require('./options')
+const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, parseHighWaterMark, isIdentity, checkResponse, readNames, parseOnAborted, UNKNOWN, INVALID } = require('./options')
 const { parseTimeout, startTimer } = require('./timeout')
 const { attach } = require('./intake')
 const linger = require('./linger')
@@ -42,7 +42,7 @@ const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
 // bodyStream's options (maxPreallocated, a buffered reader's, is taken and means nothing
 // here: nothing is preallocated).
-const STREAM_OPTIONS = new Set(['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated'])
+const STREAM_OPTIONS = ['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated']
 
 /**
  * A uWS request body as a Readable stream of Buffers (decoded, for an encoded body).
@@ -56,10 +56,9 @@ function bodyStream (res, req, options) {
 }
 
 /** bodyStream's options, read and checked once: the frozen value the stream reads. */
-function streamOptions (options) {
-  if (options === undefined || options === null) return DEFAULTS
-  objectOption(options, 'options')
-  checkKnown(options, STREAM_OPTIONS, 'bodyStream option')
+function streamOptions (given) {
+  if (given === undefined || given === null) return DEFAULTS
+  const options = readNames(given, STREAM_OPTIONS, 'bodyStream option')
   const onAborted = parseOnAborted(options.onAborted)
   return Object.freeze({
     // No limit unless asked for: a stream holds at most highWaterMark whatever the body's

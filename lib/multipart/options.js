@@ -5,7 +5,7 @@
 const { MemoryStorage, DiskStorage, WritableStorage, diskStorage, memoryStorage, isArenaStorage } = require('./storage')
 const { parseLimits } = require('./limits')
 const { paramDecoder } = require('./names')
-const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe, objectOption, parseOnAborted } = require('../options')
+const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe, readNames, parseOnAborted } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -27,8 +27,7 @@ const MULTER_OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath
  * (commonOptions).
  */
 function readOptions (options) {
-  const o = objectOption(options, 'options')
-  checkNames(o, READ_OPTIONS, 'readMultipart option')
+  const o = readNames(options, READ_OPTIONS, 'readMultipart option')
   const storage = readStorage(o.storage)
   const limits = parseLimits(o.limits)
   const common = commonOptions(o, storage)
@@ -41,9 +40,10 @@ function readStorage (storage) {
   if (storage === undefined || storage === null || storage === 'memory') return new MemoryStorage()
   if (typeof storage === 'function') return new WritableStorage(storage)
   if (typeof storage === 'object' && typeof storage._handleFile === 'function' && typeof storage._removeFile === 'function') return storage
-  if (typeof storage === 'object' && typeof storage.dest === 'string' && storage.dest !== '') {
+  const dest = typeof storage === 'object' ? storage.dest : undefined
+  if (typeof dest === 'string' && dest !== '') {
     checkNames(storage, ['dest'], 'storage option')
-    return new DiskStorage({ destination: storage.dest })
+    return new DiskStorage({ destination: dest })
   }
   throw new TypeError(`uws-body: storage must be 'memory', { dest: directory }, a function (file) => Writable or a storage engine, got ${describe(storage)}`)
 }
@@ -52,10 +52,9 @@ function readStorage (storage) {
  * multipart()'s options: { storage, arena, limits (checked, or a function of the request,
  * checked per request), fileFilter (or null) } and the engine's (commonOptions).
  */
-function multerOptions (options) {
-  if (options === undefined) options = {}
-  if (options === null || typeof options !== 'object') throw new TypeError('Expected object for argument options')
-  checkNames(options, MULTER_OPTIONS, 'multipart option')
+function multerOptions (given) {
+  if (given === null || (given !== undefined && typeof given !== 'object')) throw new TypeError('Expected object for argument options')
+  const options = readNames(given, MULTER_OPTIONS, 'multipart option')
   const storage = options.storage ? options.storage : options.dest ? diskStorage({ destination: options.dest }) : memoryStorage()
   if (typeof storage !== 'object' || typeof storage._handleFile !== 'function' || typeof storage._removeFile !== 'function') {
     throw new TypeError(`uws-body: storage must be a storage engine (_handleFile and _removeFile), got ${describe(storage)}`)

@@ -13,7 +13,7 @@ const path = require('node:path')
 const crypto = require('node:crypto')
 const { pipeline, finished } = require('node:stream')
 const { MulterError } = require('../errors')
-const { checkNames, describe } = require('../options')
+const { readNames, describe } = require('../options')
 
 class MemoryStorage {
   _handleFile (req, file, cb) {
@@ -64,9 +64,8 @@ const DISK_OPTIONS = ['destination', 'filename']
  */
 class DiskStorage {
   constructor (options) {
-    const o = options === undefined || options === null ? {} : options
-    if (typeof o !== 'object') throw new TypeError(`uws-body: diskStorage(options) takes an object, got ${describe(o)}`)
-    checkNames(o, DISK_OPTIONS, 'diskStorage option')
+    if (options !== undefined && options !== null && typeof options !== 'object') throw new TypeError(`uws-body: diskStorage(options) takes an object, got ${describe(options)}`)
+    const o = readNames(options, DISK_OPTIONS, 'diskStorage option')
     if (o.filename !== undefined && typeof o.filename !== 'function') throw new TypeError('uws-body: diskStorage filename must be a function')
     this.getFilename = o.filename || randomName
     this.exclusive = o.filename === undefined

@@ -8,10 +8,10 @@ const errors = require('../errors')
 const { parseFlatForm } = require('./form')
 
 function json (options) {
-  const o = normalize(options, 'application/json', ['reviver', 'strict'])
-  const reviver = options ? options.reviver : undefined
-  const strict = !options || options.strict !== false
-  return createParser(o, {
+  const { given, common } = normalize(options, 'application/json', ['reviver', 'strict'])
+  const reviver = given.reviver
+  const strict = given.strict !== false
+  return createParser(common, {
     // RFC 7159 section 8.1: JSON is UTF-8, -16 or -32.
     charset: (charset) => charset.slice(0, 4) === 'utf-',
     parse (str) {
@@ -27,42 +27,42 @@ function json (options) {
 }
 
 function raw (options) {
-  return createParser(normalize(options, 'application/octet-stream'), {
+  return createParser(normalize(options, 'application/octet-stream').common, {
     charset: false,
     parse: (buf) => buf
   })
 }
 
 function text (options) {
-  return createParser(normalize(options, 'text/plain', ['defaultCharset']), {
+  return createParser(normalize(options, 'text/plain', ['defaultCharset']).common, {
     charset: true,
     parse: (str) => str
   })
 }
 
 function urlencoded (options) {
-  const o = normalize(options, 'application/x-www-form-urlencoded', ['extended', 'parameterLimit', 'depth', 'defaultCharset', 'charsetSentinel', 'interpretNumericEntities'])
-  if (o.defaultCharset !== 'utf-8' && o.defaultCharset !== 'iso-8859-1') {
+  const { given, common } = normalize(options, 'application/x-www-form-urlencoded', ['extended', 'parameterLimit', 'depth', 'defaultCharset', 'charsetSentinel', 'interpretNumericEntities'])
+  if (common.defaultCharset !== 'utf-8' && common.defaultCharset !== 'iso-8859-1') {
     throw new TypeError('option defaultCharset must be either utf-8 or iso-8859-1')
   }
-  const extended = Boolean(options && options.extended)
-  let parameterLimit = options && options.parameterLimit !== undefined ? options.parameterLimit : 1000
-  const depth = extended ? (options.depth !== undefined ? options.depth : 32) : 0
+  const extended = Boolean(given.extended)
+  let parameterLimit = given.parameterLimit !== undefined ? given.parameterLimit : 1000
+  const depth = extended ? (given.depth !== undefined ? given.depth : 32) : 0
   if (isNaN(parameterLimit) || parameterLimit < 1) throw new TypeError('option parameterLimit must be a positive number')
   if (isNaN(depth) || depth < 0) throw new TypeError('option depth must be a zero or a positive number')
   if (isFinite(parameterLimit)) parameterLimit = parameterLimit | 0
   const qsOptions = {
     allowPrototypes: true,
     depth,
-    charsetSentinel: options ? options.charsetSentinel : undefined,
-    interpretNumericEntities: options ? options.interpretNumericEntities : undefined,
+    charsetSentinel: given.charsetSentinel,
+    interpretNumericEntities: given.interpretNumericEntities,
     parameterLimit,
     strictDepth: true
   }
   const qs = require('qs')
   // The flat-form fast path matches qs only for qs's defaults in UTF-8.
   const flat = !qsOptions.charsetSentinel && !qsOptions.interpretNumericEntities
-  return createParser(o, {
+  return createParser(common, {
     charset: (charset) => charset === 'utf-8' || charset === 'iso-8859-1',
     parse (str, charset) {
       if (str.length === 0) return {}

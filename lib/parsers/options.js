@@ -2,7 +2,7 @@
 // The options of body-parser's factories, checked the way body-parser checks them:
 // mistakes are TypeErrors when the middleware is made, not errors per request.
 const typeis = require('type-is')
-const { DEFAULT_MAX_PREALLOCATED, parseLimit, checkNames, objectOption } = require('../options')
+const { DEFAULT_MAX_PREALLOCATED, parseLimit, readNames } = require('../options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
 const { parseLinger } = require('../linger')
 
@@ -14,13 +14,18 @@ const MATCH_CACHE_MAX = 256
 const COMMON = ['inflate', 'limit', 'type', 'verify', 'timeout', 'linger']
 
 /**
- * The options every parser takes; `own` names the ones its kind adds (json's `strict`,
- * ...). An unknown name is a TypeError naming the closest known one: body-parser ignores
- * it, and a misspelt `limt` would silently keep the default limit.
+ * The options every parser takes, and `own`, the ones its kind adds (json's `strict`,
+ * ...), each read once: { given (every known name's value, for the kind's own), common
+ * (the frozen value every request reads) }. An unknown name is a TypeError naming the
+ * closest known one: body-parser ignores it, and a misspelt `limt` would silently keep
+ * the default limit.
  */
 function normalize (options, defaultType, own = []) {
-  const o = objectOption(options, 'parser options')
-  checkNames(o, [...COMMON, ...own], 'parser option')
+  const o = readNames(options, [...COMMON, ...own], 'parser option', 'parser options')
+  return { given: o, common: commonOptions(o, defaultType) }
+}
+
+function commonOptions (o, defaultType) {
   const verify = o.verify || false
   if (verify !== false && typeof verify !== 'function') throw new TypeError('option verify must be function')
   // Read once, when the middleware is made: the frozen value every request reads (its
