@@ -271,6 +271,50 @@ s3test('AUTO_CONTENT_TYPE: a limit hit mid-file, a client gone mid-file: one err
   assert.deepEqual(failures, [])
 })
 
+// A file cut by the client's going away is never stored, not even for a moment: its
+// stream is destroyed with the request's error, never ended (lib-storage completes an
+// upload on 'end'), also when multer-s3 pipes it on (AUTO_CONTENT_TYPE). The bucket is
+// listed every few ms while the uploads are cut.
+s3test('a client gone mid-file: no object of the cut file ever appears in the bucket, with or without AUTO_CONTENT_TYPE', async (t) => {
+  const seen = []
+  for (const config of [{}, { contentType: 'auto' }]) {
+    for (const kind of OURS) {
+      for (const stopAfter of [7 * MIB, 13 * MIB]) {
+        const id = `cut-${++ids}`
+        const prefix = `${kind}/${id}/`
+        let polling = true
+        let lists = 0
+        const poller = (async () => {
+          while (polling) {
+            for (const key of await listKeys(apps.clients.good, garage.bucket, prefix)) seen.push(`${JSON.stringify(config)} ${key}`)
+            lists++
+            await sleep(3)
+          }
+        })()
+        await request(apps.ports[kind], {
+          path: `/up/${id}`,
+          headers: { 'content-type': CONTENT_TYPE, 'x-config': JSON.stringify(config) },
+          body: formBody(BOUNDARY, [{ name: 'a', filename: 'a.png', type: 'image/png', data: bodyOf(20 * MIB, 101) }]),
+          cuts: Array.from({ length: 20 }, (_, i) => (i + 1) * MIB),
+          pause: 2,
+          stopAfter,
+          timeout: 10000
+        }).catch(() => {})
+        const outcome = await apps.outcome(kind, id)
+        // What a completion after the error would have stored has had time to appear.
+        await sleep(500)
+        polling = false
+        await poller
+        t.diagnostic(`${kind} ${JSON.stringify(config)} cut at ${stopAfter / MIB} MiB: ${outcome.error && outcome.error.code}, bucket listed ${lists} times`)
+        assert.equal(outcome.calls, 1, `${kind}: the error handler ran once`)
+        assert.deepEqual(await leftUnder(`${kind}/${id}`), NOTHING, `${kind}: nothing left`)
+      }
+    }
+  }
+  assert.deepEqual(seen, [], 'objects seen in the bucket while the uploads were cut')
+  await assertUp()
+})
+
 // The store dies mid-upload (SIGKILL to garage while a file's parts are being sent): the
 // SDK's error (after its retries) for that request, the server up, and once the store is
 // back, no object under the request's prefix. The multipart upload begun cannot be aborted

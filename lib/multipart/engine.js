@@ -435,12 +435,9 @@ class MultipartEngine {
     for (const state of this.turns.drop()) this.settleWaiting(state)
     for (const state of [...this.flowing]) {
       if (state.stream !== null && state.started) {
-        // A file still arriving will not be whole. Its stream is ended where it stopped,
-        // marked truncated, as busboy ends a file at its size limit: engines written for
-        // multer finish on that (one that pipe()s the stream on would wait for ever after
-        // a destroy, which pipe() does not pass on), and what they stored is removed. One
-        // whose data is all there is let finish, as multer does, and removed too.
-        if (!state.ended) this.truncate(state, err)
+        // A file still arriving will not be whole: its stream is cut. One whose data is
+        // all there is let finish, as multer does, and removed.
+        if (!state.ended) this.cut(state, err)
       } else {
         this.unhold(state)
         this.flowing.delete(state)
@@ -465,17 +462,23 @@ class MultipartEngine {
   }
 
   /**
-   * Ends a file's stream where it stopped: `truncated` set and 'truncated' emitted (at
-   * once: an engine that has stopped reading learns it before its 'end', which waits for
-   * what it has not read), 'limit' too at a size limit, as busboy.
+   * A file's stream cut by the request's error: marked `truncated` ('limit' emitted at a
+   * size limit, as busboy), then destroyed with the error, never ended: an engine that
+   * completes on 'end' (lib-storage's upload) would store part of a file as the whole.
+   * pipe() passes no destruction on, so what the stream is piped into is destroyed with
+   * it, without an error (the engine may not listen for one: an 'error' then would end
+   * the process), so an engine that pipes it on (multer-s3's content-type sniffing) sees
+   * its stream close early, as lib-storage does, instead of waiting for ever.
    */
-  truncate (state, err) {
+  cut (state, err) {
     const stream = state.stream
     stream.truncated = true
     state.ended = true
-    stream.push(null)
-    stream.emit('truncated', err)
     if (err.code === 'LIMIT_FILE_SIZE') stream.emit('limit')
+    for (const destination of [...stream._readableState.pipes]) {
+      if (typeof destination.destroy === 'function') destination.destroy()
+    }
+    stream.destroy(err)
   }
 
   /** The native error's fields as an error naming the part it broke in, when known. */
@@ -537,8 +540,11 @@ class MultipartEngine {
       const file = state.file
       // (Zero already when the grace after a failure ran out.)
       if (this.pending > 0) this.pending--
+      // A file the failure cut off keeps its { fieldname } placeholder, as multer leaves
+      // it when next(err) runs, but past fileSize multer drops it.
+      const cut = state.stream.truncated === true
       if (err) {
-        this.adapter.fileDropped(state.token)
+        if (!cut || this.error.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
         // What a failing engine began to write is on disk in part (multer's rule: a
         // file with a path is removed).
         if (file.path && this.removalBegan()) removeLate(storage, req, file)
@@ -553,10 +559,8 @@ class MultipartEngine {
           return removeLate(storage, req, stored)
         }
         this.touched.push(stored)
-        // A file the failure cut off is removed and never described: its { fieldname }
-        // placeholder stays, as multer leaves it when next(err) runs, but past fileSize
-        // multer drops it.
-        if (!state.stream.truncated) this.adapter.fileStored(state.token, stored)
+        // A file the failure cut off is removed and never described.
+        if (!cut) this.adapter.fileStored(state.token, stored)
         else if (this.error.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
         this.settle()
       }

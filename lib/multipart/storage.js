@@ -143,8 +143,8 @@ class DiskStorage {
  * function returns, and the file is stored when it finishes. A stream that errors, or
  * closes before it finished (destroy() without an error: Node then emits only 'close'),
  * is the request's error (ERR_STREAM_PREMATURE_CLOSE). A file cut short by the request's
- * failure (its stream ends truncated) destroys the Writable instead of ending it, so the
- * caller never takes a part of a file for the whole.
+ * failure (its stream destroyed with the error) destroys the Writable instead of ending
+ * it, so the caller never takes a part of a file for the whole.
  */
 class WritableStorage {
   constructor (handler) {
@@ -165,14 +165,8 @@ class WritableStorage {
     const stream = file.stream
     // Its 'finish', or its error or early close, whatever comes first: once it is over.
     finished(w, (err) => done(err || null, {}))
-    const cutShort = () => w.destroy(new Error('uws-body: the request failed before this file was complete'))
     stream.on('error', (err) => w.destroy(err))
-    stream.once('truncated', cutShort)
-    stream.on('end', () => {
-      if (stream.truncated) cutShort()
-      else w.end()
-    })
-    stream.pipe(w, { end: false })
+    stream.pipe(w)
   }
 
   _removeFile (req, file, cb) {
