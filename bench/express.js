@@ -11,44 +11,15 @@ const path = require('node:path')
 const zlib = require('node:zlib')
 const { load, get, portOf } = require('./load')
 const querystring = require('node:querystring')
-const { median, paired, table, formatSize } = require('./stats')
+const { median, paired, table } = require('./stats')
 const { expected, check } = require('./answer')
+const { cases } = require('./rows')
 
 const KIB = 1024
 const MIB = 1024 * KIB
 const KINDS = ['builtin', 'uws', 'seed', 'express', 'hyper', 'floor', 'memcpy']
 const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', seed: "ultimate-express + the seed's reader", express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in', floor: 'ultimate-express, bytes counted only', memcpy: 'bytes counted + one memcpy into cold memory', copy: 'bytes counted + Buffer.allocUnsafe and set' }
 const SERVERS = { hyper: ['hyper-express-server.js', []] }
-
-/** A JSON document of about `size` bytes: an object holding an array of small records. */
-function json (size) {
-  const items = []
-  let length = 12
-  for (let i = 0; length < size; i++) {
-    const item = { id: i, name: `user${i % 997}`, active: i % 2 === 0, tags: ['a', `b${i % 13}`] }
-    items.push(item)
-    length += JSON.stringify(item).length + 1
-  }
-  return Buffer.from(JSON.stringify({ items }))
-}
-/** A JSON document of exactly `size` bytes (at least 20): one record, its name padded. */
-const tinyJson = (size) => Buffer.from(JSON.stringify({ id: 1, name: 'x'.repeat(size - 20) }))
-const form = (size) => Buffer.from(Array.from({ length: Math.ceil(size / 20) }, (_, i) => `field${i}=value%20${i}`).join('&').slice(0, size).replace(/&[^&]*$/, ''))
-
-function cases () {
-  const json512 = json(512 * KIB)
-  const raw = (size) => [`raw ${formatSize(size)}`, '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(size, 0x61)]
-  return [
-    ['json 100 B', '/json', { 'content-type': 'application/json' }, tinyJson(100)],
-    ['json 1 KiB', '/json', { 'content-type': 'application/json' }, json(KIB)],
-    ['json 16 KiB', '/json', { 'content-type': 'application/json' }, json(16 * KIB)],
-    ['json 512 KiB', '/json', { 'content-type': 'application/json' }, json512],
-    ['json 512 KiB gzip', '/json', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, zlib.gzipSync(json512)],
-    ['urlencoded 2 KiB', '/urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, form(2 * KIB)],
-    ['text 64 KiB', '/text', { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from('caf\u00e9 '.repeat(64 * KIB / 6)).subarray(0, 64 * KIB)],
-    ...[4 * KIB, 64 * KIB, 256 * KIB, 512 * KIB, MIB, 4 * MIB, 32 * MIB].map(raw)
-  ]
-}
 
 /** What a contender answers: the parsers the summary, the floors what they hand on. */
 function answerOf (kind, route, headers, body) {
@@ -83,8 +54,9 @@ function unavoidableMicros (route, headers, body) {
 
 async function run ({ quick = false, rows = null, kinds: only = null, rounds = quick ? 3 : 5, seconds = quick ? 0.5 : 1.2 } = {}) {
   const KINDS_RUN = only || KINDS
-  const unknown = [...KINDS_RUN.filter((k) => !NAMES[k]), ...(rows || []).filter((n) => !cases().some(([name]) => name === n))]
-  if (unknown.length) throw new Error(`bench: no such contender or row: ${unknown.join(', ')} (contenders: ${Object.keys(NAMES).join(', ')}; rows: ${cases().map(([n]) => n).join(', ')})`)
+  const all = cases()
+  const unknown = [...KINDS_RUN.filter((k) => !NAMES[k]), ...(rows || []).filter((n) => !all.some(([name]) => name === n))]
+  if (unknown.length) throw new Error(`bench: no such contender or row: ${unknown.join(', ')} (contenders: ${Object.keys(NAMES).join(', ')}; rows: ${all.map(([n]) => n).join(', ')})`)
   const servers = {}
   const results = []
   try {
@@ -94,13 +66,15 @@ async function run ({ quick = false, rows = null, kinds: only = null, rounds = q
       servers[kind] = { child }
       servers[kind].port = await portOf(child)
     }
-    for (const [name, route, headers, body] of cases().filter(([name]) => rows === null || rows.includes(name))) {
+    for (const [name, route, headers, body] of all.filter(([name]) => rows === null || rows.includes(name))) {
       const kinds = headers['content-encoding'] ? KINDS_RUN.filter((k) => k !== 'hyper') : KINDS_RUN
       const cpu = Object.fromEntries(kinds.map((k) => [k, []]))
       const rps = Object.fromEntries(kinds.map((k) => [k, []]))
       const collections = Object.fromEntries(kinds.map((k) => [k, { scavenges: 0, markCompacts: 0, requests: 0 }]))
       const peak = Object.fromEntries(kinds.map((k) => [k, 0]))
       for (const kind of kinds) await check(servers[kind].port, kind, route, headers, body, answerOf(kind, route, headers, body))
+      // A short untimed load first: each server's first requests on a route pay its compilation.
+      for (const kind of kinds) await load(servers[kind].port, { path: route, headers, body, connections: 2, seconds: seconds / 4 })
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 ? [...kinds].reverse() : kinds
         for (const kind of order) {
