@@ -99,7 +99,7 @@ async function run ({ quick = false, rows = null, kinds = null, rounds = quick ?
       }
       results.push(row)
       if (require.main === module || process.env.BENCH_VERBOSE) {
-        console.error(formatRow(row, here).join(' | '))
+        console.error(formatRow(row, KEYS.filter((k) => here.includes(k))).join(' | '))
         console.error(`  scavenges per 1000 requests: ${here.filter((k) => k !== 'e').map((k) => `${k} ${row.gc[k].toFixed(1)}`).join(', ')}`)
       }
     }
