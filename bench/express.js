@@ -119,7 +119,7 @@ async function run ({ quick = false, rows = null, kinds: only = null, rounds = q
         gc: Object.fromEntries(kinds.map((k) => [k, { scavenges: perThousand(k, 'scavenges'), markCompacts: perThousand(k, 'markCompacts') }]))
       }
       for (const k of kinds) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
-      if (cpu.hyper) { // uws / hyper: below 1, uws-body used less CPU
+      if (cpu.hyper && cpu.uws) { // uws / hyper: below 1, uws-body used less CPU
         const ratios = cpu.uws.map((x, i) => x / cpu.hyper[i])
         row.hyper = { ...paired(cpu.uws, cpu.hyper), min: Math.min(...ratios), max: Math.max(...ratios) }
       }
