@@ -1,7 +1,9 @@
 'use strict'
 // ultimate-express with its built-in parsers, with uws-body's, Express + body-parser, and
-// hyper-express 6.17's own readers (req.buffer(), req.json(), req.text(), req.urlencoded()):
-// the same requests, alternating rounds, server CPU time per request and req/s.
+// hyper-express 6.17's own readers (req.buffer(), req.json(), req.text(), req.urlencoded()),
+// and the seed's reader (bench/seed.js, ultimate-express PR #369: the one uws-body has to
+// beat): the same requests, alternating rounds, server CPU time per request and req/s.
+// Every contender is checked on each row's request before it is timed (bench/answer.js).
 // hyper-express ignores content-encoding (its readers hand on the bytes as sent), so it
 // sits out the gzip row rather than be timed parsing nothing.
 const { fork } = require('node:child_process')
@@ -10,39 +12,20 @@ const zlib = require('node:zlib')
 const { load, get, portOf } = require('./load')
 const querystring = require('node:querystring')
 const { median, paired, table } = require('./stats')
+const { expected, check } = require('./answer')
+const { cases } = require('./rows')
 
 const KIB = 1024
 const MIB = 1024 * KIB
-const KINDS = ['builtin', 'uws', 'express', 'hyper', 'floor', 'memcpy']
-const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in', floor: 'ultimate-express, bytes counted only', memcpy: 'bytes counted + one memcpy into cold memory', copy: 'bytes counted + Buffer.allocUnsafe and set' }
+const KINDS = ['builtin', 'uws', 'seed', 'express', 'hyper', 'floor', 'memcpy']
+const NAMES = { builtin: 'ultimate-express built-in', uws: 'ultimate-express + uws-body', seed: "ultimate-express + the seed's reader", express: 'Express + body-parser', hyper: 'hyper-express 6.17 built-in', floor: 'ultimate-express, bytes counted only', memcpy: 'bytes counted + one memcpy into cold memory', copy: 'bytes counted + Buffer.allocUnsafe and set' }
 const SERVERS = { hyper: ['hyper-express-server.js', []] }
 
-/** A JSON document of about `size` bytes: an object holding an array of small records. */
-function json (size) {
-  const items = []
-  let length = 12
-  for (let i = 0; length < size; i++) {
-    const item = { id: i, name: `user${i % 997}`, active: i % 2 === 0, tags: ['a', `b${i % 13}`] }
-    items.push(item)
-    length += JSON.stringify(item).length + 1
-  }
-  return Buffer.from(JSON.stringify({ items }))
-}
-const form = (size) => Buffer.from(Array.from({ length: Math.ceil(size / 20) }, (_, i) => `field${i}=value%20${i}`).join('&').slice(0, size).replace(/&[^&]*$/, ''))
-
-function cases () {
-  const json512 = json(512 * KIB)
-  return [
-    ['raw 64 KiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(64 * KIB, 0x61)],
-    ['raw 512 KiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(512 * KIB, 0x61)],
-    ['raw 4 MiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(4 * MIB, 0x61)],
-    ['raw 32 MiB', '/raw', { 'content-type': 'application/octet-stream' }, Buffer.alloc(32 * MIB, 0x61)],
-    ['json 1 KiB', '/json', { 'content-type': 'application/json' }, json(KIB)],
-    ['json 512 KiB', '/json', { 'content-type': 'application/json' }, json512],
-    ['json 512 KiB gzip', '/json', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, zlib.gzipSync(json512)],
-    ['urlencoded 2 KiB', '/urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, form(2 * KIB)],
-    ['text 64 KiB', '/text', { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from('caf\u00e9 '.repeat(64 * KIB / 6)).subarray(0, 64 * KIB)]
-  ]
+/** What a contender answers: the parsers the summary, the floors what they hand on. */
+function answerOf (kind, route, headers, body) {
+  if (kind === 'floor') return '0'
+  if (kind === 'memcpy' || kind === 'copy') return String(body.length)
+  return expected(route, headers, body)
 }
 
 /**
@@ -69,11 +52,12 @@ function unavoidableMicros (route, headers, body) {
   return median(times)
 }
 
-async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
+async function run ({ quick = false, rows = null, kinds: only = null, rounds = quick ? 3 : 5, seconds = quick ? 0.5 : 1.2 } = {}) {
   const KINDS_RUN = only || KINDS
+  const all = cases()
+  const unknown = [...KINDS_RUN.filter((k) => !NAMES[k]), ...(rows || []).filter((n) => !all.some(([name]) => name === n))]
+  if (unknown.length) throw new Error(`bench: no such contender or row: ${unknown.join(', ')} (contenders: ${Object.keys(NAMES).join(', ')}; rows: ${all.map(([n]) => n).join(', ')})`)
   const servers = {}
-  const rounds = quick ? 3 : 5
-  const seconds = quick ? 0.5 : 1.2
   const results = []
   try {
     for (const kind of KINDS_RUN) {
@@ -82,11 +66,15 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
       servers[kind] = { child }
       servers[kind].port = await portOf(child)
     }
-    for (const [name, route, headers, body] of cases().filter(([name]) => rows === null || rows.includes(name))) {
+    for (const [name, route, headers, body] of all.filter(([name]) => rows === null || rows.includes(name))) {
       const kinds = headers['content-encoding'] ? KINDS_RUN.filter((k) => k !== 'hyper') : KINDS_RUN
       const cpu = Object.fromEntries(kinds.map((k) => [k, []]))
       const rps = Object.fromEntries(kinds.map((k) => [k, []]))
       const collections = Object.fromEntries(kinds.map((k) => [k, { scavenges: 0, markCompacts: 0, requests: 0 }]))
+      const peak = Object.fromEntries(kinds.map((k) => [k, 0]))
+      for (const kind of kinds) await check(servers[kind].port, kind, route, headers, body, answerOf(kind, route, headers, body))
+      // A short untimed load first: each server's first requests on a route pay its compilation.
+      for (const kind of kinds) await load(servers[kind].port, { path: route, headers, body, connections: 2, seconds: seconds / 4 })
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 ? [...kinds].reverse() : kinds
         for (const kind of order) {
@@ -101,6 +89,7 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
             collections[kind].requests += stats.requests
           }
           rps[kind].push(completed / took)
+          if (stats.hwm) peak[kind] = Math.max(peak[kind], stats.hwm)
         }
       }
       // With --kinds, a ratio whose contenders did not run is NaN.
@@ -113,12 +102,16 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
       const extra = route === '/raw' ? 0 : unavoidableMicros(route, headers, body)
       const floor = route === '/raw' ? cpu.memcpy : cpu.floor && cpu.floor.map((x) => x + extra)
       const overFloor = pairedIf(cpu.uws, floor)
+      const seedRatios = cpu.uws && cpu.seed ? cpu.uws.map((x, i) => x / cpu.seed[i]) : [NaN]
       const perThousand = (kind, n) => 1000 * collections[kind][n] / Math.max(1, collections[kind].requests)
       const row = {
         name,
         rounds,
         speedup: speedup.ratio,
         won: rounds - speedup.won,
+        // uws / seed: below 1, uws-body used less CPU; won counts the rounds it did.
+        seed: { ...pairedIf(cpu.uws, cpu.seed), min: Math.min(...seedRatios), max: Math.max(...seedRatios) },
+        peak,
         ceiling: ceiling.ratio,
         floorMicros: floor && cpu.uws ? median(floor) : undefined,
         overFloor: overFloor.ratio,
@@ -126,13 +119,13 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
         gc: Object.fromEntries(kinds.map((k) => [k, { scavenges: perThousand(k, 'scavenges'), markCompacts: perThousand(k, 'markCompacts') }]))
       }
       for (const k of kinds) { row[`cpu_${k}`] = median(cpu[k]); row[`rps_${k}`] = median(rps[k]) }
-      if (cpu.hyper) { // uws / hyper: below 1, uws-body used less CPU
+      if (cpu.hyper && cpu.uws) { // uws / hyper: below 1, uws-body used less CPU
         const ratios = cpu.uws.map((x, i) => x / cpu.hyper[i])
         row.hyper = { ...paired(cpu.uws, cpu.hyper), min: Math.min(...ratios), max: Math.max(...ratios) }
       }
       results.push(row)
       if (require.main === module || process.env.BENCH_VERBOSE) {
-        console.error(formatRow(row).join(' | '))
+        console.error(formatRow(row, Object.keys(NAMES).filter((k) => kinds.includes(k))).join(' | '))
         console.error(`  collections per 1000 requests (scavenges / mark-compacts): ${kinds.map((k) => `${k} ${row.gc[k].scavenges.toFixed(1)} / ${row.gc[k].markCompacts.toFixed(1)}`).join(', ')}`)
       }
     }
@@ -142,24 +135,33 @@ async function run ({ quick = false, rows = null, kinds: only = null } = {}) {
   return results
 }
 
+const mib = (n) => n ? (n / MIB).toFixed(0) : '?'
+
 function formatRow (r, shown = KINDS) {
   const cell = (k) => r[`cpu_${k}`] === undefined ? 'n/a' : `${r[`cpu_${k}`].toFixed(0)} us / ${r[`rps_${k}`].toFixed(0)}`
   const h = r.hyper
   const floor = r.floorMicros === undefined ? '-' : `${r.floorMicros.toFixed(0)} us: ${r.overFloor.toFixed(2)} (${r.overFloorRange[0].toFixed(2)}-${r.overFloorRange[1].toFixed(2)})`
   const gc = r.gc && r.gc.uws ? `${r.gc.uws.scavenges.toFixed(1)} / ${r.gc.uws.markCompacts.toFixed(1)}` : '-'
-  return [r.name, ...shown.map(cell), `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`, `${r.ceiling.toFixed(2)}x`, floor, gc,
+  const s = r.seed
+  return [r.name, ...shown.map(cell), `${s.ratio.toFixed(2)} (${s.min.toFixed(2)}-${s.max.toFixed(2)})`, `${s.won}/${r.rounds}`,
+    r.peak ? `${mib(r.peak.uws)} / ${mib(r.peak.seed)}` : '-', `${r.speedup.toFixed(2)}x`, `${r.won}/${r.rounds}`, `${r.ceiling.toFixed(2)}x`, floor, gc,
     h ? `${h.ratio.toFixed(2)} (${h.min.toFixed(2)}-${h.max.toFixed(2)}), ${h.won}/${h.rounds}` : '-']
 }
 
 function render (results) {
   const shown = Object.keys(NAMES).filter((k) => results.some((r) => r[`cpu_${k}`] !== undefined))
-  return table(['request', ...shown.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'ceiling: built-in / bytes counted only', "the row's floor: CPU/req: uws-body / floor (range)", 'uws-body scavenges / mark-compacts per 1000 requests', 'CPU uws-body / hyper-express (range), rounds won'], results.map((r) => formatRow(r, shown)))
+  return table(['request', ...shown.map((k) => `${NAMES[k]}: CPU/req / req/s`), 'CPU uws-body / seed (range)', 'uws-body won', 'peak RSS MiB: uws-body / seed', 'uws-body speed-up (CPU, vs built-in)', 'rounds won', 'ceiling: built-in / bytes counted only', "the row's floor: CPU/req: uws-body / floor (range)", 'uws-body scavenges / mark-compacts per 1000 requests', 'CPU uws-body / hyper-express (range), rounds won'], results.map((r) => formatRow(r, shown)))
 }
 
 module.exports = { run, render }
 
-// node bench/express.js [--quick] [--rows 'raw 512 KiB,json 1 KiB'] [--kinds uws,memcpy,copy]
+// node bench/express.js [--quick] [--rows 'raw 512 KiB,json 1 KiB'] [--kinds uws,seed,memcpy,copy]
+//   [--rounds N] [--seconds S]   (S: seconds of load per contender per round)
 if (require.main === module) {
-  const list = (name) => { const at = process.argv.indexOf(name); return at < 0 ? null : process.argv[at + 1].split(',') }
-  run({ quick: process.argv.includes('--quick'), rows: list('--rows'), kinds: list('--kinds') }).then((r) => console.log(render(r)))
+  const option = (name) => { const at = process.argv.indexOf(name); return at < 0 ? undefined : process.argv[at + 1] }
+  const list = (name) => option(name) === undefined ? null : option(name).split(',').map((x) => x.trim())
+  const number = (name) => option(name) === undefined ? undefined : Number(option(name))
+  console.error(`Node ${process.version}, ${require('../scripts/test-env/loadable-uws').useLoadableUws()}`)
+  run({ quick: process.argv.includes('--quick'), rows: list('--rows'), kinds: list('--kinds'), rounds: number('--rounds'), seconds: number('--seconds') })
+    .then((r) => console.log(render(r)), (err) => { console.error(err); process.exit(1) })
 }

@@ -167,12 +167,26 @@ is full when the decoder reports the stream's end, so it grows once more).
 
 ${render('decode')}`)
   }
-  if (has('e2e')) parts.push(`### End to end: server CPU per request / req/s\n\n${render('e2e')}`)
+  if (has('e2e')) {
+    parts.push(`### End to end: server CPU per request / req/s
+
+One bare uWS server per contender (bench/server.js, bench/hyper-express-server.js), driven
+in turn by bench/load.js; rounds alternate the order. The seed's reader is ultimate-express
+PR #369's (bench/seed.js); uws-body / seed is the median of per-round ratios of server CPU
+per request with their range (below 1: uws-body used less), and the rounds uws-body won.
+Peak RSS is each server's VmHWM over the row. (a)-(e) read raw bodies only.
+
+${render('e2e')}`)
+  }
   if (has('express')) {
     parts.push(`### ultimate-express: built-in parsers vs uws-body's, Express + body-parser, hyper-express
 
-Six servers (bench/express-server.js, bench/hyper-express-server.js), one per contender,
+Seven servers (bench/express-server.js, bench/hyper-express-server.js), one per contender,
 each in its own process and driven in turn by bench/load.js; rounds alternate the order.
+The seed's reader is ultimate-express PR #369's (bench/seed.js), one middleware per route:
+uws-body / seed is the median of per-round ratios of server CPU per request with their
+range (below 1: uws-body used less) and the rounds uws-body won; peak RSS is each server's
+VmHWM over the row.
 Speed-up is the median of per-round ratios of server CPU per request, built-in / uws-body
 (above 1: uws-body is faster). The ceiling is built-in / an ultimate-express server whose
 middleware only counts the body's bytes: the speed-up a body reader and parser that cost

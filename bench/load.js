@@ -49,6 +49,18 @@ const get = (port, path) => new Promise((resolve, reject) => {
   }).on('error', reject)
 })
 
+/** POST `body` once, without keep-alive; resolves with { status, text } (the answer's body). */
+const post = (port, path, headers, body) => new Promise((resolve, reject) => {
+  const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { ...headers, 'content-length': body.length } }, (res) => {
+    let s = ''
+    res.setEncoding('utf8')
+    res.on('data', (d) => { s += d })
+    res.on('end', () => resolve({ status: res.statusCode, text: s }))
+  })
+  req.on('error', reject)
+  req.end(body)
+})
+
 /**
  * The port a forked server process sends once it listens. Rejects if the process ends
  * (or cannot start) first, so that a server that fails does not leave the bench waiting
@@ -66,4 +78,4 @@ function portOf (child) {
   })
 }
 
-module.exports = { load, get, portOf }
+module.exports = { load, get, post, portOf }
