@@ -9,13 +9,13 @@ const { bindOnce } = require('./async-context')
 
 class Intake {
   /**
-   * onChunk(chunk, isLast), onAbort(): the reader's, until it refuses the body.
-   * bounds: parseLinger's. res, controls: where the refusal's answer goes
-   * (lib/linger.js refuseRest: controls null on bare uWS).
+   * onChunk(chunk, isLast), onAbort(): the reader's, until it refuses the body (null: a
+   * subclass's methods of those names). bounds: parseLinger's. res, controls: where the
+   * refusal's answer goes (lib/linger.js refuseRest: controls null on bare uWS).
    */
   constructor (onChunk, onAbort, bounds, res, controls) {
-    this.onChunk = onChunk
-    this.onAbort = onAbort
+    if (onChunk !== null) this.onChunk = onChunk
+    if (onAbort !== null) this.onAbort = onAbort
     this.bounds = bounds
     this.res = res
     this.controls = controls
@@ -65,7 +65,11 @@ class Intake {
  * last, in the async context attach() was called in.
  */
 function attach (res, bounds, onAborted, onChunk, onAbort) {
-  const intake = new Intake(onChunk, onAbort, bounds, res, null)
+  return attachIntake(res, new Intake(onChunk, onAbort, bounds, res, null), onAborted)
+}
+
+/** attach() for an intake made by the reader (lib/buffered-read.js). */
+function attachIntake (res, intake, onAborted) {
   const aborted = onAborted === undefined ? undefined : bindOnce(onAborted)
   res.onAborted(() => {
     res.aborted = true
@@ -76,4 +80,4 @@ function attach (res, bounds, onAborted, onChunk, onAbort) {
   return intake
 }
 
-module.exports = { Intake, attach }
+module.exports = { Intake, attach, attachIntake }

@@ -1,10 +1,10 @@
 'use strict'
 const { Buffer } = require('node:buffer')
 const { Body } = require('./accumulator')
-const { describe, parseLimit, parseMaxPreallocated, parseInflate, parseContentLength, checkKnown, checkResponse, objectOption, parseOnAborted } = require('./options')
-const errors = require('./errors')
-const { DEFAULT_TIMEOUT, parseTimeout, deadlineOf, passed } = require('./timeout')
-const { attach } = require('./intake')
+const { describe, parseLimit, parseMaxPreallocated, parseInflate, checkKnown, checkResponse, objectOption, parseOnAborted } = require('./options')
+const { DEFAULT_TIMEOUT, parseTimeout } = require('./timeout')
+const { attachIntake } = require('./intake')
+const { BufferedRead } = require('./buffered-read')
 const linger = require('./linger')
 
 // Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
@@ -73,46 +73,21 @@ const TEXT_DEFAULTS = readOptions({}, READ_TEXT)
 function read (res, req, options, finish) {
   const { contentLength, contentEncoding } = headersOf(req)
   const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText)
-
   return new Promise((resolve, reject) => {
-    let settled = false
-    const deadline = deadlineOf(options.timeout)
-    const settle = (error, body) => {
-      if (settled) return
-      settled = true
-      if (error) reject(error)
-      else resolve(body)
-    }
-    // The body's memory goes now; its rest, if it has not ended, is dropped before the
-    // promise rejects (lib/intake.js).
-    const refuse = (error) => {
-      // What is left of a declared length (parsed again only here, off the path of bodies
-      // that are read): a rest known to pass the bound is not waited for.
-      const expected = parseContentLength(contentLength)
-      const remaining = expected >= 0 ? expected - accumulator.received : -1
-      accumulator.abort()
-      intake.refuse(remaining, error, () => settle(error))
-    }
-    const intake = attach(res, options.linger, options.onAborted, (chunk, isLast) => {
-      if (settled) return
-      if (passed(deadline)) return refuse(errors.timedOut(options.timeout, accumulator.received))
-      if (!accumulator.push(chunk)) return refuse(accumulator.error)
-      if (isLast) {
-        let body
-        try {
-          body = finish(accumulator, options)
-        } catch (error) {
-          return refuse(error)
-        }
-        settle(null, body)
+    // A refused body's rest is dropped before the promise rejects (lib/buffered-read.js).
+    const read = new BufferedRead(accumulator, options, contentLength, res, null, (error, acc) => {
+      if (error) return reject(error)
+      let body
+      try {
+        body = finish(acc, options)
+      } catch (err) {
+        acc.abort()
+        return reject(err)
       }
-    }, () => {
-      accumulator.abort()
-      settle(accumulator.error)
+      resolve(body)
     })
-    // A body rejected up front (length over the limit, bad length, unsupported encoding)
-    // has its rest dropped as any other.
-    if (accumulator.error !== null) refuse(accumulator.error)
+    attachIntake(res, read, options.onAborted)
+    read.start()
   })
 }
 

@@ -35,9 +35,9 @@
 // client that was still sending.
 const { Body } = require('../accumulator')
 const errors = require('../errors')
-const { deadlineOf, passed } = require('../timeout')
 const { parseContentLength } = require('../options')
 const { Intake } = require('../intake')
+const { BufferedRead } = require('../buffered-read')
 
 const UWS = 1 // ultimate-express, nothing read yet: straight from uWS
 const ULTIMATE_STREAM = 2 // ultimate-express, data already flowing into req
@@ -108,45 +108,17 @@ function readInto (source, req, res, options, asText, done) {
   }
   const headers = req.headers
   const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText)
-  let settled = false
-  let intake = null
-  const deadline = deadlineOf(options.timeout)
-  const settle = (error) => {
-    if (settled) return
-    settled = true
-    if (error) {
-      acc.abort()
-      done(error)
-    } else {
-      done(null, acc)
-    }
-  }
-  const refuse = (error) => {
-    const received = acc.received
-    acc.abort()
-    intake.refuse(remainingOf(req, received), error, () => settle(error))
-  }
-  const onChunk = (chunk, isLast) => {
-    if (settled) return
-    if (passed(deadline)) return refuse(errors.timedOut(options.timeout, acc.received))
-    if (!acc.push(chunk)) return refuse(acc.error)
-    if (isLast) settle(null)
-  }
-  const onAbort = () => {
-    if (settled) return
-    acc.abort()
-    settle(acc.error)
-  }
-
   if (source !== NODE_STREAM && (req.res.aborted || req.res.finished)) {
     req.bodyRead = true
-    return settle(errors.aborted(-1, 0))
+    acc.abort()
+    return done(errors.aborted(-1, 0))
   }
-  // Handlers first: a refused body (declared length over the limit, bad encoding) has
-  // its rest dropped by them, and once done() has run the application may have
+  // Wired first: a refused body (declared length over the limit, bad encoding) has its
+  // rest dropped by its handlers, and once done() has run the application may have
   // answered, after which uWS forbids touching its response.
-  intake = readChunks(source, req, res, options.linger, onChunk, onAbort)
-  if (acc.error !== null) refuse(acc.error)
+  const read = new BufferedRead(acc, options, headers['content-length'], res, null, done)
+  read.controls = wire(source, req, res, read)
+  read.start()
 }
 
 /** What is still to come of the declared length of `req`'s body, `received` bytes in (else -1). */
@@ -183,35 +155,47 @@ const EMPTY = new Uint8Array(0)
  */
 function readChunks (source, req, res, bounds, onChunk, onAbort) {
   const intake = new Intake(onChunk, onAbort, bounds, res, null)
-  intake.controls = wire(source, req, res, intake, feed(intake))
+  intake.controls = wire(source, req, res, intake)
   return intake
 }
 
-/** uWS's handlers, made where they reach the intake alone: they live until the body ends. */
-function feed (intake) {
-  return { chunk: (chunk, isLast) => intake.chunk(chunk, isLast), abort: () => intake.abort() }
+/** The controls of a body read from uWS under ultimate-express. */
+class UwsControls {
+  constructor (req) {
+    this.req = req
+    this.uws = req._res
+  }
+
+  gone () {
+    const res = this.req.res
+    return res.aborted === true || res.finished === true
+  }
+
+  pause () { if (!this.gone()) this.uws.pause() }
+  resume () { if (!this.gone()) this.uws.resume() }
+  close () { if (!this.gone()) this.uws.close() }
 }
 
-function wire (source, req, res, intake, { chunk, abort }) {
+/**
+ * Sends the source's chunks and abort to `intake` and returns its controls. uWS's handler
+ * and the socket's listener reach the intake alone: they live until the body ends (the
+ * listener until the response does, which ultimate-express closes the socket with: the
+ * intake ignores an abort after the body's end).
+ */
+function wire (source, req, res, intake) {
   if (source === UWS) {
     req.bodyRead = true
-    const uwsResponse = req._res
-    const gone = () => req.res.aborted === true || req.res.finished === true
-    const controls = {
-      uws: uwsResponse,
-      pause () { if (!gone()) uwsResponse.pause() },
-      resume () { if (!gone()) uwsResponse.resume() },
-      close () { if (!gone()) uwsResponse.close() }
-    }
-    if (req.res.aborted || req.res.finished) {
-      process.nextTick(abort)
+    const controls = new UwsControls(req)
+    if (controls.gone()) {
+      process.nextTick(() => intake.abort())
       return controls
     }
     const socket = res && res.socket
-    if (socket && typeof socket.once === 'function') socket.once('close', abort)
-    uwsResponse.onData(chunk)
+    if (socket && typeof socket.on === 'function') socket.on('close', () => intake.abort())
+    controls.uws.onData((chunk, isLast) => intake.chunk(chunk, isLast))
     return controls
   }
+  const abort = () => intake.abort()
   let close
   let holdClose = noop
   if (source === ULTIMATE_STREAM) {

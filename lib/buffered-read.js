@@ -1,0 +1,66 @@
+'use strict'
+// One buffered body's read, for every reader that hands out a whole body (readBody,
+// readText, the parsers): the one loop that takes its chunks into a Body
+// (lib/accumulator.js), checks the deadline as each arrives, refuses the body on the
+// first rule it breaks and ends once. It is the body's intake (lib/intake.js), so a
+// refused body's rest goes to its Refusal with no object in between: one object per
+// request besides the Body, which is most of what a small body costs beyond its copy
+// (docs/performance.md, row 'per-request objects').
+const errors = require('./errors')
+const { Intake } = require('./intake')
+const { deadlineOf, passed } = require('./timeout')
+const { parseContentLength } = require('./options')
+
+class BufferedRead extends Intake {
+  /**
+   * acc: the Body; options: the reader's { timeout, linger }; contentLength: the request's
+   * header, for what is left of a refused body; res, controls: Intake's (where a refusal's
+   * answer goes); done(error, acc): once, with null when every byte is in `acc`, which the
+   * caller then finishes, or with the body's error (its memory already gone).
+   */
+  constructor (acc, options, contentLength, res, controls, done) {
+    super(null, null, options.linger, res, controls)
+    this.acc = acc
+    this.timeout = options.timeout
+    this.deadline = deadlineOf(options.timeout)
+    this.contentLength = contentLength
+    this.done = done
+    this.settled = false
+  }
+
+  /** Refuses a body the Body refused before its first byte (a length, an encoding). */
+  start () {
+    if (this.acc.error !== null) this.refuseBody(this.acc.error)
+  }
+
+  onChunk (chunk, isLast) {
+    if (this.settled) return
+    const acc = this.acc
+    if (passed(this.deadline)) return this.refuseBody(errors.timedOut(this.timeout, acc.received))
+    if (!acc.push(chunk)) return this.refuseBody(acc.error)
+    if (isLast) this.settle(null)
+  }
+
+  onAbort () {
+    if (this.settled) return
+    this.acc.abort()
+    this.settle(this.acc.error)
+  }
+
+  /** The body's memory goes now; done(error) once its rest is dropped (lib/intake.js). */
+  refuseBody (error) {
+    // The declared length is parsed again only here, off the path of bodies that are read.
+    const expected = parseContentLength(this.contentLength)
+    const remaining = expected >= 0 ? expected - this.acc.received : -1
+    this.acc.abort()
+    this.refuse(remaining, error, () => this.settle(error))
+  }
+
+  settle (error) {
+    if (this.settled) return
+    this.settled = true
+    this.done(error, this.acc)
+  }
+}
+
+module.exports = { BufferedRead }
