@@ -138,3 +138,15 @@ test('deadlines of 10 s and more share one sweep: each fires once, after its tim
   assert.deepEqual(fired, ['c', 'a'], 'each fires once')
   assert.equal(pendingDeadlines(), before)
 })
+
+test('deadlines: none for 0; under 10 s kept to the ms; from 10 s on a clock kept to the second', async () => {
+  const { deadlineOf, passed } = require('../lib/timeout')
+  assert.equal(passed(deadlineOf(0)), false)
+  const short = deadlineOf(30)
+  assert.equal(passed(short), false)
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  assert.equal(passed(short), true, 'a 30 ms deadline, 60 ms later')
+  const long = deadlineOf(10000)
+  assert.equal(passed(long), false)
+  assert.ok(Math.abs(long - (Date.now() + 10000)) <= 1100, `the coarse deadline ${long - Date.now()} ms away`)
+})
