@@ -176,11 +176,18 @@ class UwsControls {
   close () { if (!this.gone()) this.uws.close() }
 }
 
+// uWS's handler and the socket's listener, made where they reach the intake alone: made
+// in wire(), they would hold its whole scope (the request, and through it req.files) for
+// as long as uWS holds the handler, an epilogue after the answer included.
+const chunkOf = (intake) => (chunk, isLast) => intake.chunk(chunk, isLast)
+const abortOf = (intake) => () => intake.abort()
+
 /**
  * Sends the source's chunks and abort to `intake` and returns its controls. uWS's handler
  * and the socket's listener reach the intake alone: they live until the body ends (the
- * listener until the response does, which ultimate-express closes the socket with: the
- * intake ignores an abort after the body's end).
+ * listener until the response does: ultimate-express then emits 'close', which the
+ * intake ignores after the body's end; once, so that nothing of the request stays
+ * reachable from the socket afterwards).
  */
 function wire (source, req, res, intake) {
   if (source === UWS) {
@@ -191,8 +198,8 @@ function wire (source, req, res, intake) {
       return controls
     }
     const socket = res && res.socket
-    if (socket && typeof socket.on === 'function') socket.on('close', () => intake.abort())
-    controls.uws.onData((chunk, isLast) => intake.chunk(chunk, isLast))
+    if (socket && typeof socket.once === 'function') socket.once('close', abortOf(intake))
+    controls.uws.onData(chunkOf(intake))
     return controls
   }
   const abort = () => intake.abort()
