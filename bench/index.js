@@ -128,6 +128,14 @@ async function main () {
   writeResults(results, { quick, tune, seconds: (Date.now() - started) / 1000, uws: plan, skipped: plan.where === 'none' ? plan.why : null })
 }
 
+/** The commit the run measured (git's short hash, marked when the tree had changes). */
+function commit () {
+  const head = spawnSync('git', ['rev-parse', '--short=10', 'HEAD'], { cwd: ROOT, encoding: 'utf8' })
+  if (head.status !== 0) return 'an unknown commit'
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' })
+  return `commit ${head.stdout.trim()}${dirty.stdout.trim() !== '' ? ' with uncommitted changes' : ''}`
+}
+
 /** This Node version's section of RESULTS.md, between its markers. */
 function section (results, { quick, tune, seconds, uws, skipped }) {
   const cpu = os.cpus()
@@ -135,7 +143,7 @@ function section (results, { quick, tune, seconds, uws, skipped }) {
   const has = (name) => results[name] !== undefined
   const parts = [`## Node ${process.version}${tune ? ', with tuneGc()' : ''}
 
-Produced by \`npm run bench --${quick ? ' --quick' : ''} --node ${NODE_MAJOR}${tune ? ' --tune-gc' : ''}${process.argv.includes('--trixie') ? ' --trixie' : ''}\` on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.
+Produced by \`npm run bench --${quick ? ' --quick' : ''} --node ${NODE_MAJOR}${tune ? ' --tune-gc' : ''}${process.argv.includes('--trixie') ? ' --trixie' : ''}\` at ${commit()} on ${new Date().toISOString().slice(0, 10)}, in ${seconds.toFixed(0)} s.
 Machine: ${cpu.length} x ${cpu[0] && cpu[0].model}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}. Shared and noisy.${uws.build ? ` End to end on ${uws.build}.` : uws.where === 'trixie' ? ' End to end on uWS 20.57 in the Debian 13 root (scripts/trixie.sh).' : ''}${skipped ? ` End to end not run: ${skipped}.` : ''}`]
   if (has('micro')) {
     parts.push(`![time per body](results-node${NODE_MAJOR}.svg)\n\n### Micro: time per body\n\n${render('micro')}`)
