@@ -26,12 +26,6 @@ class Valve {
     if (--this.holds === 0 && !this.shut) this.source.resume()
   }
 
-  /** Every holder lets go at once (the body is read, or failed): the source reads on. */
-  releaseAll (holders) {
-    for (const holder of holders) holder.holding = false
-    this.resume()
-  }
-
   /** The form is over: the source reads on (and drops) whatever it still delivers. */
   shutOff () {
     this.shut = true

@@ -1,7 +1,8 @@
 //! Thin, checked helpers over raw N-API, for the calls made per chunk (push, streamWrite,
 //! streamRead, multipartFeed) and per field (multipartField): plain N-API callbacks,
 //! because napi-rs's wrapper costs several times the call itself (docs/performance.md,
-//! row 'per-chunk calls'). Every other export is `#[napi]` (guarded.rs).
+//! row 'per-chunk calls'). Every other export is `#[napi]` (body.rs, stream.rs,
+//! multipart.rs, mod.rs), its body run by guarded.rs's `guarded`.
 //!
 //! Every export is reachable from any JavaScript (`require('uws-body.node')`), so nothing
 //! here trusts an argument: each N-API status that matters is checked through `check`, and
