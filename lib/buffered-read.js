@@ -15,16 +15,17 @@ class BufferedRead extends Intake {
   /**
    * acc: the Body; options: the reader's { timeout, linger }; contentLength: the request's
    * header, for what is left of a refused body; res, controls: Intake's (where a refusal's
-   * answer goes); done(error, acc): once, with null when every byte is in `acc`, which the
-   * caller then finishes, or with the body's error (its memory already gone).
+   * answer goes); owner.bodyRead(error, acc): called once, with null when every byte is in
+   * `acc`, which the owner then finishes, or with the body's error (its memory already
+   * gone). An object, not a callback: no closure per request.
    */
-  constructor (acc, options, contentLength, res, controls, done) {
+  constructor (acc, options, contentLength, res, controls, owner) {
     super(null, null, options.linger, res, controls)
     this.acc = acc
     this.timeout = options.timeout
     this.deadline = deadlineOf(options.timeout)
     this.contentLength = contentLength
-    this.done = done
+    this.owner = owner
     this.settled = false
   }
 
@@ -59,7 +60,7 @@ class BufferedRead extends Intake {
   settle (error) {
     if (this.settled) return
     this.settled = true
-    this.done(error, this.acc)
+    this.owner.bodyRead(error, this.acc)
   }
 }
 

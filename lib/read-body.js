@@ -75,20 +75,32 @@ function read (res, req, options, finish) {
   const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText)
   return new Promise((resolve, reject) => {
     // A refused body's rest is dropped before the promise rejects (lib/buffered-read.js).
-    const read = new BufferedRead(accumulator, options, contentLength, res, null, (error, acc) => {
-      if (error) return reject(error)
-      let body
-      try {
-        body = finish(acc, options)
-      } catch (err) {
-        acc.abort()
-        return reject(err)
-      }
-      resolve(body)
-    })
+    const read = new BufferedRead(accumulator, options, contentLength, res, null, new Settle(resolve, reject, finish, options))
     attachIntake(res, read, options.onAborted)
     read.start()
   })
+}
+
+/** The promise's end, once the body is read (lib/buffered-read.js's owner). */
+class Settle {
+  constructor (resolve, reject, finish, options) {
+    this.resolve = resolve
+    this.reject = reject
+    this.finish = finish
+    this.options = options
+  }
+
+  bodyRead (error, acc) {
+    if (error) return this.reject(error)
+    let body
+    try {
+      body = this.finish(acc, this.options)
+    } catch (err) {
+      acc.abort()
+      return this.reject(err)
+    }
+    this.resolve(body)
+  }
 }
 
 /** The content-length and content-encoding of a uWS HttpRequest or a headers object. */

@@ -7,7 +7,7 @@ const typeis = require('type-is')
 const contentType = require('content-type')
 const errors = require('../errors')
 const { sourceOf, isUltimate, readInto, discard } = require('./source')
-const { bindOnce } = require('../async-context')
+const { AsyncResource } = require('node:async_hooks')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
 const charsetCache = new Map()
@@ -90,64 +90,93 @@ function createParser (options, spec) {
     } catch (err) {
       return next(err)
     }
-    const ultimate = isUltimate(source)
+    const parsed = new ParsedBody(req, res, next, options, spec, isUltimate(source))
 
-    const fail = (err) => {
-      // ultimate-express's default error handler answers 500 unless res.statusCode was
-      // changed; Express's uses err.status. Setting both gives the same answer on either.
-      if (ultimate && res.statusCode === 200 && typeof err.status === 'number') res.statusCode = err.status
-      next(err)
-    }
-
-    let charset = null
     if (spec.charset !== false) {
-      charset = charsetOf(req) || options.defaultCharset
-      if ((typeof spec.charset === 'function' && !spec.charset(charset)) || !knownCharset(charset)) {
-        const err = errors.bodyError('ERR_BODY_CHARSET_UNSUPPORTED', { charset })
-        return discard(source, req, res, options.linger, bindOnce(() => fail(err)))
+      parsed.charset = charsetOf(req) || options.defaultCharset
+      if ((typeof spec.charset === 'function' && !spec.charset(parsed.charset)) || !knownCharset(parsed.charset)) {
+        return parsed.refuse(source, errors.bodyError('ERR_BODY_CHARSET_UNSUPPORTED', { charset: parsed.charset }))
       }
     }
-
-    const headers = req.headers
-    if (!options.inflate && !isIdentity(headers['content-encoding'])) {
-      const err = inflateRefused(headers['content-encoding'])
-      return discard(source, req, res, options.linger, bindOnce(() => fail(err)))
-    }
-    // The callback resumes the application (verify, parse's reviver, next): in the
-    // caller's async context, not that of the uWS or socket callback it is called from.
+    const encoding = req.headers['content-encoding']
+    if (!options.inflate && !isIdentity(encoding)) return parsed.refuse(source, inflateRefused(encoding))
     // decode() below reads a UTF-8 body with finishString('utf8').
-    const asText = !options.verify && charset !== null && isUtf8(charset)
-    readInto(source, req, res, options, asText, bindOnce((error, acc) => {
-      if (error) return fail(error)
-      // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
-      // Buffer), or its Buffer when verify or raw needs one.
-      let read = acc
-      let body
-      try {
-        if (options.verify || charset === null) read = acc.finish()
-        if (options.verify) {
-          try {
-            options.verify(req, res, read, charset)
-          } catch (thrown) {
-            return fail(asHttpError(thrown, 403, 'entity.verify.failed', read))
-          }
+    const asText = !options.verify && parsed.charset !== null && isUtf8(parsed.charset)
+    readInto(source, req, res, options, asText, parsed)
+  }
+}
+
+/**
+ * One request's parse: what the middleware needs once the body is read, and the async
+ * context it was called in, which next() and verify/parse (a reviver) must run in, not that
+ * of the uWS or socket callback the body ends in. One object, no closure, per request:
+ * each closure a request makes is an allocation and a first call (docs/performance.md,
+ * row 'per-request objects').
+ */
+class ParsedBody extends AsyncResource {
+  constructor (req, res, next, options, spec, ultimate) {
+    super('UWS_BODY', { requireManualDestroy: true })
+    this.req = req
+    this.res = res
+    this.next = next
+    this.options = options
+    this.spec = spec
+    this.ultimate = ultimate
+    this.charset = null
+  }
+
+  /** The body read (lib/buffered-read.js): called once, error or not. */
+  bodyRead (error, acc) {
+    try {
+      this.runInAsyncScope(this.parse, this, error, acc)
+    } finally {
+      this.emitDestroy()
+    }
+  }
+
+  /** A body refused before reading (charset, encoding): its rest is dropped, then next(err). */
+  refuse (source, error) {
+    discard(source, this.req, this.res, this.options.linger, () => this.bodyRead(error, null))
+  }
+
+  fail (err) {
+    // ultimate-express's default error handler answers 500 unless res.statusCode was
+    // changed; Express's uses err.status. Setting both gives the same answer on either.
+    if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
+    this.next(err)
+  }
+
+  parse (error, acc) {
+    if (error) return this.fail(error)
+    const { req, res, options, charset } = this
+    // The body as read: the accumulator itself (so UTF-8 is decoded natively, with no
+    // Buffer), or its Buffer when verify or raw needs one.
+    let read = acc
+    let body
+    try {
+      if (options.verify || charset === null) read = acc.finish()
+      if (options.verify) {
+        try {
+          options.verify(req, res, read, charset)
+        } catch (thrown) {
+          return this.fail(asHttpError(thrown, 403, 'entity.verify.failed', read))
         }
-        body = charset === null ? read : decode(read, charset)
-      } catch (err) {
-        // finish() throws the body's own BodyError (e.g. fewer bytes than declared).
-        return fail(err)
       }
-      try {
-        req.body = spec.parse(body, charset)
-      } catch (thrown) {
-        const err = asHttpError(thrown, 400, 'entity.parse.failed', body)
-        // body-parser's error as it makes it (V8's SyntaxError, its message), with the
-        // stable code every other client error has.
-        if (err.code === undefined) err.code = 'ERR_BODY_PARSE'
-        return fail(err)
-      }
-      next()
-    }))
+      body = charset === null ? read : decode(read, charset)
+    } catch (err) {
+      // finish() throws the body's own BodyError (e.g. fewer bytes than declared).
+      return this.fail(err)
+    }
+    try {
+      req.body = this.spec.parse(body, charset)
+    } catch (thrown) {
+      const err = asHttpError(thrown, 400, 'entity.parse.failed', body)
+      // body-parser's error as it makes it (V8's SyntaxError, its message), with the
+      // stable code every other client error has.
+      if (err.code === undefined) err.code = 'ERR_BODY_PARSE'
+      return this.fail(err)
+    }
+    this.next()
   }
 }
 

@@ -95,28 +95,29 @@ function bodyGone (method) {
 const isUltimate = (source) => source !== NODE_STREAM
 
 /**
- * Reads the whole body into a Body (lib/accumulator.js) and calls done(error) or done(null, acc)
- * once, with every byte pushed (the caller then finishes it as a Buffer or a string).
+ * Reads the whole body into a Body (lib/accumulator.js) and calls owner.bodyRead(error, acc)
+ * once: error null with every byte pushed (the owner then finishes it as a Buffer or a
+ * string).
  * options: the parser's (lib/parsers/options.js); asText: the body will be read as UTF-8
- * text. A body refused before its end calls done(error) once its rest is dropped (see
+ * text. A body refused before its end calls bodyRead(error) once its rest is dropped (see
  * above).
  */
-function readInto (source, req, res, options, asText, done) {
+function readInto (source, req, res, options, asText, owner) {
   if (source === BODY_GONE) {
     req.bodyRead = true
-    return done(bodyGone(req.method))
+    return owner.bodyRead(bodyGone(req.method), null)
   }
   const headers = req.headers
   const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText)
   if (source !== NODE_STREAM && (req.res.aborted || req.res.finished)) {
     req.bodyRead = true
     acc.abort()
-    return done(errors.aborted(-1, 0))
+    return owner.bodyRead(errors.aborted(-1, 0), null)
   }
   // Wired first: a refused body (declared length over the limit, bad encoding) has its
   // rest dropped by its handlers, and once done() has run the application may have
   // answered, after which uWS forbids touching its response.
-  const read = new BufferedRead(acc, options, headers['content-length'], res, null, done)
+  const read = new BufferedRead(acc, options, headers['content-length'], res, null, owner)
   read.controls = wire(source, req, res, read)
   read.start()
 }
