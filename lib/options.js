@@ -26,7 +26,8 @@ const LIMIT_STRING = /^(?:\d+ *b?|\+?\d+(?:\.\d+)? *(?:kb|mb|gb|tb|pb))$/i
 function parseLimit (limit) {
   // Every body's options pass here: the common number is kept apart from the rest so that
   // this stays small enough for V8 to inline (docs/performance.md, row 'parseLimit inlined').
-  if (typeof limit === 'number' && limit >= 0) return limit === Infinity ? Number.MAX_SAFE_INTEGER : Math.floor(limit)
+  // No limit is Infinity, in JS and to the addon alike (src/node/raw.rs `amount`).
+  if (typeof limit === 'number' && limit >= 0) return Math.floor(limit)
   return parseLimitValue(limit)
 }
 

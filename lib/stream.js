@@ -113,7 +113,7 @@ class BodyStream extends Readable {
       const error = errors.bodyError('ERR_BODY_INVALID_LENGTH', {})
       this._release(() => process.nextTick(() => this.destroy(error)), error)
     } else {
-      this._handle = native.streamCreate(expected, limit === Infinity ? Number.MAX_SAFE_INTEGER : limit, encoding, inflate)
+      this._handle = native.streamCreate(expected, limit, encoding, inflate)
       const refused = native.streamError(this._handle)
       if (refused !== null) {
         // Refused before any byte: 'error' once the rest is dropped, and never before the

@@ -122,9 +122,8 @@ class MultipartEngine {
     if (expected > o.limit) return this.refuse(errors.tooLarge(o.limit, expected, 0))
     const encoded = this.contentEncoding !== null
     const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated) : 0
-    const decodedLimit = o.limit === Infinity ? Number.MAX_SAFE_INTEGER : o.limit
     const upload = MultipartUpload.create(String(this.contentType), nativeLimits(this.limits), preallocate,
-      encoded ? -1 : expected, this.contentEncoding, decodedLimit, this)
+      encoded ? -1 : expected, this.contentEncoding, o.limit, this)
     if (!(upload instanceof MultipartUpload)) return this.refuse(errors.multipartError(upload))
     this.upload = upload
     this.clearTimer = startTimer(o.timeout, () => this.fail(errors.timedOut(o.timeout, this.received)))

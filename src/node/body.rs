@@ -7,7 +7,7 @@ use napi_derive::napi;
 
 use super::buffer::into_buffer;
 use super::external;
-use super::guarded::{bool_of, f64_of, guarded, js, string_of};
+use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
 use super::protocol::{sizes, string_encoding};
 use super::raw::*;
 use super::string;
@@ -41,14 +41,13 @@ pub fn create(
         };
         let options = BodyOptions {
             content_length: length_option(length),
-            // `as` saturates: NaN is 0, Infinity is u64::MAX.
-            limit: limit.max(0.0) as u64,
-            max_preallocated: max_preallocated.max(0.0) as u64,
+            limit: amount(limit),
+            max_preallocated: amount(max_preallocated),
             content_encoding: string_of(encoding)?,
             // Anything but `false` (an omitted argument included) decodes.
             decode: bool_of(decode)? != Some(false),
             // Anything but a positive number is no hint.
-            known_minimum: f64_of(known_minimum)?.map_or(0, |n| n.max(0.0) as u64),
+            known_minimum: f64_of(known_minimum)?.map_or(0, amount),
         };
         external::create(&env, Body::new(&options))
     })

@@ -37,6 +37,14 @@ pub fn js<V: ToNapiValue>(env: &Env, value: V) -> raw::Result<sys::napi_value> {
     Ok(value.into_unknown(env)?.raw())
 }
 
+/// A limit, count or size from JS: `Infinity` (or anything past 2^64) is "no limit", the
+/// one way JS says it (lib/options.js `parseLimit`); NaN and negatives are refused by the
+/// JS side before they get here, and read as 0.
+pub fn amount(n: f64) -> u64 {
+    // `as` saturates: NaN is 0, Infinity is u64::MAX.
+    n.max(0.0) as u64
+}
+
 /// The number an argument holds, if it is one. Any JS value reaches these functions, and
 /// each says what it does with a value of the wrong type: the type is read first (one
 /// napi_typeof), so such a value costs nothing more. (napi-rs's `Either<f64, Unknown>`

@@ -12,7 +12,7 @@ use napi_derive::napi;
 use super::body::{abort_answer, error_object as body_error_object};
 use super::buffer::into_buffer;
 use super::external;
-use super::guarded::{f64_of, guarded, js, string_of};
+use super::guarded::{amount, f64_of, guarded, js, string_of};
 use super::protocol::{head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
@@ -21,13 +21,6 @@ use crate::core::multipart::{
     Boundary, Decoding, Limits, Multipart, MultipartError, NameEncoding, Outcome, PartHead, Sink,
     Upload,
 };
-
-/// A count or size from JS: `Infinity` (or anything past 2^64) is "no limit"; NaN and
-/// negatives are refused by the JS side before they get here, and read as 0.
-fn amount(n: f64) -> u64 {
-    // `as` saturates: NaN is 0, Infinity is u64::MAX.
-    n.max(0.0) as u64
-}
 
 /// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
 /// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit) -> the

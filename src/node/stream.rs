@@ -11,7 +11,7 @@ use napi_derive::napi;
 
 use super::body::{abort_answer, error_answer};
 use super::external;
-use super::guarded::{bool_of, f64_of, guarded, js, string_of};
+use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
@@ -32,8 +32,7 @@ pub fn stream_create(
         };
         let options = BodyOptions {
             content_length: (length >= 0.0).then_some(length as u64),
-            // `as` saturates: NaN is 0, Infinity is u64::MAX.
-            limit: limit.max(0.0) as u64,
+            limit: amount(limit),
             max_preallocated: 0,
             content_encoding: string_of(encoding)?,
             decode: bool_of(decode)? != Some(false),
