@@ -96,6 +96,48 @@ test('next(err) exactly once: over the limit in many chunks, corrupt gzip, abort
   assert.equal(await bytesInUseAfterGc(), 0)
 })
 
+test('a client gone before the first byte or mid-body: a body in native memory is freed at once and next(err) runs once; a small one is watched from its first chunk that is not the last', async () => {
+  const net = require('node:net')
+  const s = await start()
+  // Headers, `sent` bytes of the body, then the connection dropped.
+  const drop = (declared, sent) => new Promise((resolve) => {
+    const socket = net.connect(s.port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.on('connect', async () => {
+      socket.write(`POST /raw HTTP/1.1\r\nHost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${declared}\r\n\r\n`)
+      if (sent > 0) socket.write(Buffer.alloc(sent, 0x61))
+      await sleep(50)
+      socket.destroy()
+      await sleep(50)
+      resolve()
+    })
+  })
+  try {
+    // 4 MiB declared: preallocated natively (up to maxPreallocated) before any byte.
+    let before = s.seen.next
+    await drop(4 * MIB, 0)
+    assert.equal(s.seen.next - before, 1, 'next(err) once')
+    assert.equal(s.seen.errors.at(-1).type, 'request.aborted')
+    assert.equal(uwsBody.stats().bytesInUse, 0, 'freed at the abort, not at a GC')
+    // A small body, part of it sent: watched from that first chunk.
+    before = s.seen.next
+    await drop(3000, 1000)
+    assert.equal(s.seen.next - before, 1, 'next(err) once')
+    assert.equal(s.seen.errors.at(-1).type, 'request.aborted')
+    // A small body, none of it sent: nothing native was held; next() is not called.
+    before = s.seen.next
+    await drop(3000, 0)
+    assert.equal(s.seen.next - before, 0)
+    assert.equal(uwsBody.stats().bytesInUse, 0)
+    // The server goes on.
+    const body = bodyOf(5000)
+    assert.deepEqual(await request(s.port, { path: '/raw', headers: RAW, body }), { status: 200, body: `5000 ${sha256(body)}` })
+  } finally {
+    s.close()
+  }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
 test('a body is read once when uws-body and ultimate-express parsers are both mounted', async () => {
   const app = ultimateExpress()
   app.post('/both', uwsBody.json(), ultimateExpress.json(), (req, res) => res.json(req.body))

@@ -126,6 +126,11 @@ class Body {
     return this._store.held
   }
 
+  /** Whether its memory is native (lib/buffered-read.js's readers watch for aborts sooner then). */
+  get native () {
+    return this._store.native
+  }
+
   get capacity () {
     return this._store.capacity
   }

@@ -118,6 +118,11 @@ class BufferStore {
     return this.buf === null ? 0 : this.buf.length
   }
 
+  /** The body's memory is the native core's (a JS Buffer's is the collector's). */
+  get native () {
+    return false
+  }
+
   get held () {
     return this.buf === null ? 0 : this.length
   }
@@ -234,6 +239,10 @@ class NativeStore {
 
   get received () {
     return native.sizes(this.handle)[RECEIVED]
+  }
+
+  get native () {
+    return true
   }
 
   get capacity () {

@@ -117,9 +117,45 @@ function readInto (source, req, res, options, asText, owner) {
   // Wired first: a refused body (declared length over the limit, bad encoding) has its
   // rest dropped by its handlers, and once done() has run the application may have
   // answered, after which uWS forbids touching its response.
-  const read = new BufferedRead(acc, options, headers['content-length'], res, null, owner)
+  const read = source === UWS ? new UltimateRead(acc, options, headers['content-length'], res, null, owner) : new BufferedRead(acc, options, headers['content-length'], res, null, owner)
   read.controls = wire(source, req, res, read)
   read.start()
+}
+
+/**
+ * A body read from uWS under ultimate-express, whose abort comes through the response's
+ * Socket ('close'), which ultimate-express makes on first use: for a body held in JS that
+ * arrives whole in its first chunk (most small ones) it is never made, nor watched (the
+ * Socket and its listener were most of what such a body cost beyond the seed's reader:
+ * docs/performance.md, row 'per-request objects'). It is watched from the first bytes that
+ * are not the last, from a refusal, or from the start for a body whose memory is native
+ * (which an abort must free at once). A client gone before a JS body's first byte leaves
+ * nothing held but JS objects, which go with the request; next() is then not called, as
+ * for any request whose client left between the framework's callbacks.
+ */
+class UltimateRead extends BufferedRead {
+  watch () {
+    if (this.watched === true) return
+    this.watched = true
+    watchClose(this.res, this)
+  }
+
+  onChunk (chunk, isLast) {
+    // uWS hands over an empty chunk when a request's head came without body bytes.
+    if (!isLast && this.watched !== true && chunk.byteLength !== 0) this.watch()
+    super.onChunk(chunk, isLast)
+  }
+
+  refuseBody (error) {
+    this.watch()
+    super.refuseBody(error)
+  }
+}
+
+/** Tells `intake` when ultimate-express's response closes (its Socket's 'close'). */
+function watchClose (res, intake) {
+  const socket = res && res.socket
+  if (socket && typeof socket.once === 'function') socket.once('close', abortOf(intake))
 }
 
 /** What is still to come of the declared length of `req`'s body, `received` bytes in (else -1). */
@@ -198,8 +234,8 @@ function wire (source, req, res, intake) {
       process.nextTick(() => intake.abort())
       return controls
     }
-    const socket = res && res.socket
-    if (socket && typeof socket.once === 'function') socket.once('close', abortOf(intake))
+    if (!(intake instanceof UltimateRead)) watchClose(res, intake)
+    else if (intake.acc.native) intake.watch()
     controls.uws.onData(chunkOf(intake))
     return controls
   }
