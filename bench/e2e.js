@@ -128,10 +128,6 @@ module.exports = { run, render }
 // node bench/e2e.js [--quick] [--rows 'raw 512 KiB,json 1 KiB'] [--kinds seed,uws,a,b,c,d,e]
 //   [--rounds N] [--seconds S]   (S: seconds of load per contender per round)
 if (require.main === module) {
-  const option = (name) => { const at = process.argv.indexOf(name); return at < 0 ? undefined : process.argv[at + 1] }
-  const list = (name) => option(name) === undefined ? null : option(name).split(',').map((x) => x.trim())
-  const number = (name) => option(name) === undefined ? undefined : Number(option(name))
   console.error(`Node ${process.version}, ${require('../scripts/test-env/loadable-uws').useLoadableUws()}`)
-  run({ quick: process.argv.includes('--quick'), rows: list('--rows'), kinds: list('--kinds'), rounds: number('--rounds'), seconds: number('--seconds') })
-    .then((r) => console.log(render(r)), (err) => { console.error(err); process.exit(1) })
+  run(require('./rows').benchOptions()).then((r) => console.log(render(r)), (err) => { console.error(err); process.exit(1) })
 }

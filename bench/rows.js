@@ -38,4 +38,15 @@ function cases () {
   ]
 }
 
-module.exports = { cases }
+/**
+ * The command line both end-to-end benches take: --quick, --rows 'a,b', --kinds a,b,
+ * --rounds N, --seconds S (of load per contender per round).
+ */
+function benchOptions (argv = process.argv) {
+  const option = (name) => { const at = argv.indexOf(name); return at < 0 ? undefined : argv[at + 1] }
+  const list = (name) => option(name) === undefined ? null : option(name).split(',').map((x) => x.trim())
+  const number = (name) => option(name) === undefined ? undefined : Number(option(name))
+  return { quick: argv.includes('--quick'), rows: list('--rows'), kinds: list('--kinds'), rounds: number('--rounds'), seconds: number('--seconds') }
+}
+
+module.exports = { cases, benchOptions }
