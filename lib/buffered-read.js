@@ -3,9 +3,10 @@
 // readText, the parsers): the one loop that takes its chunks into a Body
 // (lib/accumulator.js), checks the deadline as each arrives, refuses the body on the
 // first rule it breaks and ends once. It is the body's intake (lib/intake.js), so a
-// refused body's rest goes to its Refusal with no object in between: one object per
-// request besides the Body, which is most of what a small body costs beyond its copy
-// (docs/performance.md, row 'per-request objects').
+// refused body's rest goes to its Refusal with no object in between, and it calls its
+// owner's method rather than a callback: the objects and closures a request makes are
+// most of what a small body costs beyond its copy (docs/performance.md, row
+// 'per-request objects').
 const errors = require('./errors')
 const { Intake } = require('./intake')
 const { deadlineOf, passed } = require('./timeout')
@@ -48,7 +49,7 @@ class BufferedRead extends Intake {
     this.settle(this.acc.error)
   }
 
-  /** The body's memory goes now; done(error) once its rest is dropped (lib/intake.js). */
+  /** The body's memory goes now; bodyRead(error) once its rest is dropped (lib/intake.js). */
   refuseBody (error) {
     // The declared length is parsed again only here, off the path of bodies that are read.
     const expected = parseContentLength(this.contentLength)
