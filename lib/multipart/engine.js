@@ -2,8 +2,8 @@
 // The multipart engine behind readMultipart (bare uWS) and multipart() (multer's API):
 // one request's form, from its bytes to its fields and stored files, or to one error
 // with everything it stored removed. Its states and what moves it between them are in
-// ./lifecycle.js; the adapters (./read.js, ./multer.js) wire the source of the bytes
-// and shape the result.
+// ./lifecycle.js, each file's in ./file.js; the adapters (./read.js, ./multer.js) wire
+// the source of the bytes and shape the result.
 //
 // Where each file's bytes go, chosen per part (./upload.js drives the native parser):
 // - memory storage whose file filter answers before it returns: ARENA, copied once into
@@ -26,6 +26,7 @@ const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = re
 const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next, goesOn } = require('./lifecycle')
 const { Valve } = require('./valve')
 const { Turns } = require('./turns')
+const life = require('./file')
 const { FieldState, FileState, fileEntry, inArena } = require('./parts')
 const { removeAll, removeLate } = require('./removal')
 const errors = require('../errors')
@@ -240,28 +241,24 @@ class MultipartEngine {
     this.pending++
     if (this.fileFilter === null) {
       // Every file is taken: decided now, with no callback to make per file.
-      state.decided = true
-      state.accepted = true
+      life.transition(state, life.ACCEPT)
       return this.accepted(state)
     }
     let sync = true
     this.filter(state.file, this.later((err, include) => {
-      if (state.decided) return
-      state.decided = true
-      if (sync) {
-        state.accepted = !err && Boolean(include) && goesOn(this.state)
-        if (!state.accepted) this.dropFile(state)
-        if (err) this.fail(err)
-        return
-      }
-      this.decided(state, err, include)
+      if (!life.undecided(state.at)) return
+      if (!sync) return this.decided(state, err, include)
+      if (!err && include && goesOn(this.state)) life.transition(state, life.ACCEPT)
+      else this.dropFile(state, life.REJECT)
+      if (err) this.fail(err)
     }))
     sync = false
-    if (!state.decided) {
+    if (state.at === life.ASKING) {
+      life.transition(state, life.LATER)
       this.flow(state)
       return PENDING
     }
-    if (!state.accepted) return SKIP
+    if (state.at === life.DROPPED) return SKIP
     return this.accepted(state)
   }
 
@@ -269,6 +266,7 @@ class MultipartEngine {
   accepted (state) {
     if (this.arena) {
       // Complete when the body is (done()): not a write to wait for.
+      life.transition(state, life.KEEP)
       this.pending--
       return ARENA
     }
@@ -295,34 +293,31 @@ class MultipartEngine {
   decided (state, err, include) {
     if (!goesOn(this.state)) {
       this.unhold(state)
-      return this.settleOne(state)
+      return this.settleOne(state, life.REJECT)
     }
     if (err) {
       this.unhold(state)
-      this.dropFile(state)
+      this.dropFile(state, life.REJECT)
       return this.fail(err)
     }
-    const reading = this.current === state && !state.ended
+    // Its part still arriving (partEnd() lets the part being read go).
+    const reading = this.current === state
     if (!include) {
       this.unhold(state)
-      this.dropFile(state)
+      this.dropFile(state, life.REJECT)
       if (reading) this.upload.setSink(SKIP)
       return this.settle()
     }
-    if (state.over) {
+    if (state.at === life.OVER) {
       this.unhold(state)
-      this.dropFile(state)
+      this.dropFile(state, life.REJECT)
       return this.fail(errors.multipartError({ code: 'LIMIT_FILE_SIZE', max: this.limits.fileSize }, state.file.fieldname, state.file.originalname))
     }
-    state.accepted = true
     this.valve.release(state)
     // From now on the parser holds the file to fileSize (its bytes so far count).
     if (reading) this.upload.setSink(STREAM)
-    if (this.arena) {
-      if (state.ended) this.storeHeld(state)
-      return
-    }
-    this.toEngine(state)
+    if (!this.arena) return this.toEngine(state)
+    if (life.transition(state, life.KEEP) === life.STORED) this.storeHeld(state)
   }
 
   data (buffer) {
@@ -333,23 +328,20 @@ class MultipartEngine {
       if (!state.stream.push(buffer)) this.valve.hold(state)
       return
     }
-    if (!state.decided) {
-      if (state.over) return
-      if (state.size > this.limits.fileSize) {
-        // Refused if accepted, dropped if not: nothing of it needs keeping.
-        state.over = true
-        state.pieces = []
-        state.held = 0
-        this.valve.release(state)
-        this.upload.setSink(SKIP)
-        return
-      }
+    if (state.at === life.HELD && state.size > this.limits.fileSize) {
+      // Refused if accepted, dropped if not: nothing of it needs keeping.
+      life.transition(state, life.OVER_SIZE)
+      state.pieces = []
+      state.held = 0
+      this.valve.release(state)
+      this.upload.setSink(SKIP)
+      return
     }
-    if (!state.decided || (state.accepted && this.arena)) {
+    if (state.at === life.HELD || state.at === life.GATHERING) {
       state.pieces.push(buffer)
       state.held += buffer.length
       // Memory storage keeps the whole file anyway; only an undecided one pauses.
-      if (!state.decided && state.held > this.options.highWaterMark) this.valve.hold(state)
+      if (state.at === life.HELD && state.held > this.options.highWaterMark) this.valve.hold(state)
     }
   }
 
@@ -360,14 +352,15 @@ class MultipartEngine {
       return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
     }
     if (state !== null && !state.isField) {
-      state.ended = true
+      const at = life.transition(state, life.PART_END)
       if (range !== null) {
         state.range = range
         this.arenaFiles.push(state)
       } else if (state.stream !== null) {
         state.stream.push(null)
-        if (state.started) this.turns.finishing(state)
-      } else if (state.decided && state.accepted && this.arena) {
+        // With its engine (which may have called back already): the rest waits to be stored.
+        if (at === life.FINISHING || at === life.RETURNED) this.turns.finishing(state)
+      } else if (at === life.STORED) {
         this.storeHeld(state)
       }
     }
@@ -426,27 +419,29 @@ class MultipartEngine {
     for (const state of this.arenaFiles) this.adapter.fileStored(state.token, { ...state.file, size: state.range[1] - state.range[0] })
     this.arenaFiles = []
     const current = this.current
-    const cutInMemory = current !== null && !current.isField && this.arena && current.accepted && !current.ended
-    const keepCut = cutInMemory && err.code !== 'LIMIT_FILE_SIZE'
-    if (cutInMemory && !keepCut && current.stream === null && !this.flowing.has(current)) {
-      this.adapter.fileDropped(current.token)
+    const keepCut = err.code !== 'LIMIT_FILE_SIZE'
+    if (current !== null && !current.isField && current.at === life.ARENA) {
+      if (!keepCut) this.adapter.fileDropped(current.token)
+      life.transition(current, keepCut ? life.CUT : life.DROP)
     }
-    for (const state of this.turns.drop()) this.settleWaiting(state)
+    for (const state of this.turns.drop()) {
+      this.unhold(state)
+      this.dropFile(state, life.DROP)
+    }
     for (const state of [...this.flowing]) {
-      if (state.stream !== null && state.started) {
-        // A file still arriving will not be whole: its stream is cut. One whose data is
-        // all there is let finish, as multer does, and removed.
-        if (!state.ended) this.cut(state, err)
+      // A file still arriving will not be whole: its stream is cut. One whose data is
+      // all there is let finish, as multer does, and removed.
+      if (state.at === life.STREAMING) this.cut(state, err)
+      if (state.stream !== null) continue
+      this.unhold(state)
+      // An undecided file is counted down when its filter answers.
+      if (state.at !== life.GATHERING) continue
+      if (keepCut) {
+        life.transition(state, life.CUT)
+        this.pending--
+        this.settle()
       } else {
-        this.unhold(state)
-        this.flowing.delete(state)
-        if (!state.decided) continue // counted down when the filter answers
-        if (state === current && keepCut) {
-          this.pending--
-          this.settle()
-        } else {
-          this.settleOne(state)
-        }
+        this.settleOne(state, life.DROP)
       }
     }
     this.releaseAll()
@@ -472,7 +467,7 @@ class MultipartEngine {
   cut (state, err) {
     const stream = state.stream
     stream.truncated = true
-    state.ended = true
+    life.transition(state, life.CUT)
     if (err.code === 'LIMIT_FILE_SIZE') stream.emit('limit')
     for (const destination of [...stream._readableState.pipes]) {
       if (typeof destination.destroy === 'function') destination.destroy()
@@ -521,27 +516,30 @@ class MultipartEngine {
     for (const piece of state.pieces) if (!stream.push(piece)) this.valve.hold(state)
     state.pieces = []
     state.held = 0
-    if (state.ended) stream.push(null)
+    if (state.at === life.HELD_WHOLE) stream.push(null)
     if (this.turns.free()) return this.store(state)
+    life.transition(state, life.QUEUE)
     this.turns.wait(state)
   }
 
   /** Hands the file to its engine. */
   store (state) {
-    this.turns.began(state)
+    this.turns.began()
+    if (life.transition(state, life.BEGIN) === life.FINISHING) this.turns.finishing(state)
     let called = false
     const onStored = this.later((err, info) => {
       if (called) return
       called = true
-      this.turns.ended(state)
+      // A file the failure cut off keeps its { fieldname } placeholder, as multer leaves
+      // it when next(err) runs, but past fileSize multer drops it.
+      const cut = state.at === life.CUT_OFF
+      this.turns.ended(state, state.at === life.FINISHING)
+      life.transition(state, life.CALLED_BACK)
       this.flowing.delete(state)
       this.valve.release(state)
       const file = state.file
       // (Zero already when the grace after a failure ran out.)
       if (this.pending > 0) this.pending--
-      // A file the failure cut off keeps its { fieldname } placeholder, as multer leaves
-      // it when next(err) runs, but past fileSize multer drops it.
-      const cut = state.stream.truncated === true
       if (err) {
         if (!cut || this.error.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
         // What a failing engine began to write is on disk in part (multer's rule: a
@@ -587,15 +585,9 @@ class MultipartEngine {
     this.flowing.add(state)
   }
 
-  /** A file that never reached its engine, at a failure. */
-  settleWaiting (state) {
-    this.unhold(state)
-    this.flowing.delete(state)
-    this.adapter.fileDropped(state.token)
-    this.pending--
-  }
-
-  dropFile (state) {
+  /** `state` is let go by `event` (./file.js), and counted down. */
+  dropFile (state, event) {
+    life.transition(state, event)
     this.adapter.fileDropped(state.token)
     this.pending--
   }
@@ -607,9 +599,8 @@ class MultipartEngine {
     this.valve.release(state)
   }
 
-  settleOne (state) {
-    this.adapter.fileDropped(state.token)
-    this.pending--
+  settleOne (state, event) {
+    this.dropFile(state, event)
     this.settle()
   }
 
