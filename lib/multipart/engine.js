@@ -19,7 +19,6 @@
 // back under its mark. Whatever the application's callbacks (fileFilter, a storage
 // engine) throw, or pass to their callbacks, is that request's error.
 const { Buffer } = require('node:buffer')
-const { Readable } = require('node:stream')
 const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
 const { nativeLimits } = require('./limits')
 const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
@@ -27,6 +26,7 @@ const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRA
 const { Valve } = require('./valve')
 const { Turns } = require('./turns')
 const life = require('./file')
+const { fileStream, cutStream } = require('./file-stream')
 const { FieldState, FileState, fileEntry, inArena } = require('./parts')
 const { removeAll, removeLate } = require('./removal')
 const errors = require('../errors')
@@ -431,7 +431,10 @@ class MultipartEngine {
     for (const state of [...this.flowing]) {
       // A file still arriving will not be whole: its stream is cut. One whose data is
       // all there is let finish, as multer does, and removed.
-      if (state.at === life.STREAMING) this.cut(state, err)
+      if (state.at === life.STREAMING) {
+        life.transition(state, life.CUT)
+        cutStream(state.stream, err)
+      }
       if (state.stream !== null) continue
       this.unhold(state)
       // An undecided file is counted down when its filter answers.
@@ -453,26 +456,6 @@ class MultipartEngine {
       this.grace.unref()
     }
     this.settle()
-  }
-
-  /**
-   * A file's stream cut by the request's error: marked `truncated` ('limit' emitted at a
-   * size limit, as busboy), then destroyed with the error, never ended: an engine that
-   * completes on 'end' (lib-storage's upload) would store part of a file as the whole.
-   * pipe() passes no destruction on, so what the stream is piped into is destroyed with
-   * it, without an error (the engine may not listen for one: an 'error' then would end
-   * the process), so an engine that pipes it on (multer-s3's content-type sniffing) sees
-   * its stream close early, as lib-storage does, instead of waiting for ever.
-   */
-  cut (state, err) {
-    const stream = state.stream
-    stream.truncated = true
-    life.transition(state, life.CUT)
-    if (err.code === 'LIMIT_FILE_SIZE') stream.emit('limit')
-    for (const destination of [...stream._readableState.pipes]) {
-      if (typeof destination.destroy === 'function') destination.destroy()
-    }
-    stream.destroy(err)
   }
 
   /** The native error's fields as an error naming the part it broke in, when known. */
@@ -504,13 +487,8 @@ class MultipartEngine {
 
   /** The file's data flows into `file.stream`; its engine reads it when its turn comes. */
   toEngine (state) {
-    const stream = new Readable({
-      highWaterMark: this.options.highWaterMark,
-      read: () => this.valve.release(state)
-    })
+    const stream = fileStream(this.options.highWaterMark, () => this.valve.release(state))
     state.stream = stream
-    // A stream ended with the request's error before its engine listens for one.
-    stream.on('error', () => {})
     this.flow(state)
     Object.defineProperty(state.file, 'stream', { configurable: true, enumerable: false, value: stream })
     for (const piece of state.pieces) if (!stream.push(piece)) this.valve.hold(state)
