@@ -30,7 +30,7 @@ const { BUILDS, probe, envFor } = require('./test-env/loadable-uws')
 
 // The test files that never start a uWS server (directly, through ultimate-express, or in
 // a worker). A file not named here is taken to need uWS.
-const WITHOUT_UWS = ['accumulator.test.js', 'option-reads.test.js', 'body-rules.test.js', 'figure-rows.test.js', 'caps.test.js', 'errors.test.js', 'external-strings.test.js', 'form.test.js', 'gc.test.js', 'loader.test.js', 'multipart-multer-cases.test.js', 'multipart-options.test.js', 'option-names.test.js', 'pool.test.js', 'protocol.test.js', 'v8-memory.test.js']
+const WITHOUT_UWS = ['accumulator.test.js', 'option-reads.test.js', 'body-rules.test.js', 'figure-rows.test.js', 'caps.test.js', 'errors.test.js', 'external-strings.test.js', 'form.test.js', 'gc.test.js', 'loader.test.js', 'multipart-file.test.js', 'multipart-multer-cases.test.js', 'multipart-options.test.js', 'option-names.test.js', 'pool.test.js', 'protocol.test.js', 'v8-memory.test.js']
 
 // The files the everyday `npm test` leaves out (said in its summary), by name prefix: each
 // takes minutes or needs what a first clone lacks. `npm run test:all` runs them, as CI

@@ -2,8 +2,8 @@
 // The multipart engine behind readMultipart (bare uWS) and multipart() (multer's API):
 // one request's form, from its bytes to its fields and stored files, or to one error
 // with everything it stored removed. Its states and what moves it between them are in
-// ./lifecycle.js; the adapters (./read.js, ./multer.js) wire the source of the bytes
-// and shape the result.
+// ./lifecycle.js, each file's in ./file.js; the adapters (./read.js, ./multer.js) wire
+// the source of the bytes and shape the result.
 //
 // Where each file's bytes go, chosen per part (./upload.js drives the native parser):
 // - memory storage whose file filter answers before it returns: ARENA, copied once into
@@ -19,15 +19,17 @@
 // back under its mark. Whatever the application's callbacks (fileFilter, a storage
 // engine) throw, or pass to their callbacks, is that request's error.
 const { Buffer } = require('node:buffer')
-const { Readable } = require('node:stream')
-const { MultipartUpload, SKIP, FIELD, ARENA, STREAM, PENDING } = require('./upload')
+const { MultipartUpload, SKIP, FIELD } = require('./upload')
 const { nativeLimits } = require('./limits')
-const { basename, unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
+const { unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
 const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next, goesOn } = require('./lifecycle')
 const { Valve } = require('./valve')
 const { Turns } = require('./turns')
-const { FieldState, FileState, fileEntry, inArena } = require('./parts')
-const { removeAll, removeLate } = require('./removal')
+const life = require('./file')
+const { cutStream } = require('./file-stream')
+const { fileMethods, NOT_FLOWING } = require('./engine-files')
+const { FieldState, fileEntry, inArena } = require('./parts')
+const { removeAll } = require('./removal')
 const errors = require('../errors')
 const { parseContentLength, INVALID } = require('../options')
 const { startTimer } = require('../timeout')
@@ -216,141 +218,9 @@ class MultipartEngine {
     if (refused) this.fail(refused)
   }
 
-  filePart (head) {
-    if (head.name === null) {
-      this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
-      return SKIP
-    }
-    const fieldname = unescapeName(this.options.decodeParam(head.name))
-    let filename = head.filename
-    // A file without a name (an empty file input: browsers send `filename=""`) is no
-    // file, as for multer; it still counted towards `files` and `parts`.
-    if (filename === null) return SKIP
-    if (!head.filenameUtf8) filename = this.options.decodeParam(filename)
-    if (!this.options.preservePath) filename = basename(filename)
-    if (filename === '') return SKIP
-    const originalname = unescapeName(filename)
-    if (head.name.length > this.limits.fieldNameSize) {
-      this.fail(errors.multipartError({ code: 'LIMIT_FIELD_KEY', max: this.limits.fieldNameSize }))
-      return SKIP
-    }
-    const state = new FileState(fileEntry(fieldname, originalname, head.encoding, head.mimeType))
-    state.token = this.adapter.fileBegin(state.file)
-    this.current = state
-    this.pending++
-    if (this.fileFilter === null) {
-      // Every file is taken: decided now, with no callback to make per file.
-      state.decided = true
-      state.accepted = true
-      return this.accepted(state)
-    }
-    let sync = true
-    this.filter(state.file, this.later((err, include) => {
-      if (state.decided) return
-      state.decided = true
-      if (sync) {
-        state.accepted = !err && Boolean(include) && goesOn(this.state)
-        if (!state.accepted) this.dropFile(state)
-        if (err) this.fail(err)
-        return
-      }
-      this.decided(state, err, include)
-    }))
-    sync = false
-    if (!state.decided) {
-      this.flow(state)
-      return PENDING
-    }
-    if (!state.accepted) return SKIP
-    return this.accepted(state)
-  }
-
-  /** Where a file accepted as its part begins goes. */
-  accepted (state) {
-    if (this.arena) {
-      // Complete when the body is (done()): not a write to wait for.
-      this.pending--
-      return ARENA
-    }
-    this.toEngine(state)
-    return STREAM
-  }
-
-  /** The application's filter; what it throws is its answer. */
-  filter (file, cb) {
-    const user = this.fileFilter
-    try {
-      user(file, cb)
-    } catch (err) {
-      cb(err)
-    }
-  }
-
   /** A storage engine's or filter's callback, called later: guarded as write() is. */
   later (fn) {
     return (...args) => this.guarded(() => fn(...args))
-  }
-
-  /** The filter answered after its part began: the held data goes where it says. */
-  decided (state, err, include) {
-    if (!goesOn(this.state)) {
-      this.unhold(state)
-      return this.settleOne(state)
-    }
-    if (err) {
-      this.unhold(state)
-      this.dropFile(state)
-      return this.fail(err)
-    }
-    const reading = this.current === state && !state.ended
-    if (!include) {
-      this.unhold(state)
-      this.dropFile(state)
-      if (reading) this.upload.setSink(SKIP)
-      return this.settle()
-    }
-    if (state.over) {
-      this.unhold(state)
-      this.dropFile(state)
-      return this.fail(errors.multipartError({ code: 'LIMIT_FILE_SIZE', max: this.limits.fileSize }, state.file.fieldname, state.file.originalname))
-    }
-    state.accepted = true
-    this.valve.release(state)
-    // From now on the parser holds the file to fileSize (its bytes so far count).
-    if (reading) this.upload.setSink(STREAM)
-    if (this.arena) {
-      if (state.ended) this.storeHeld(state)
-      return
-    }
-    this.toEngine(state)
-  }
-
-  data (buffer) {
-    const state = this.current
-    if (state === null || state.isField) return
-    state.size += buffer.length
-    if (state.stream !== null) {
-      if (!state.stream.push(buffer)) this.valve.hold(state)
-      return
-    }
-    if (!state.decided) {
-      if (state.over) return
-      if (state.size > this.limits.fileSize) {
-        // Refused if accepted, dropped if not: nothing of it needs keeping.
-        state.over = true
-        state.pieces = []
-        state.held = 0
-        this.valve.release(state)
-        this.upload.setSink(SKIP)
-        return
-      }
-    }
-    if (!state.decided || (state.accepted && this.arena)) {
-      state.pieces.push(buffer)
-      state.held += buffer.length
-      // Memory storage keeps the whole file anyway; only an undecided one pauses.
-      if (!state.decided && state.held > this.options.highWaterMark) this.valve.hold(state)
-    }
   }
 
   partEnd (range) {
@@ -360,14 +230,15 @@ class MultipartEngine {
       return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
     }
     if (state !== null && !state.isField) {
-      state.ended = true
+      const at = life.transition(state, life.PART_END)
       if (range !== null) {
         state.range = range
         this.arenaFiles.push(state)
       } else if (state.stream !== null) {
         state.stream.push(null)
-        if (state.started) this.turns.finishing(state)
-      } else if (state.decided && state.accepted && this.arena) {
+        // With its engine (which may have called back already): the rest waits to be stored.
+        if (at === life.FINISHING || at === life.RETURNED) this.turns.finishing(state)
+      } else if (at === life.STORED) {
         this.storeHeld(state)
       }
     }
@@ -426,27 +297,32 @@ class MultipartEngine {
     for (const state of this.arenaFiles) this.adapter.fileStored(state.token, { ...state.file, size: state.range[1] - state.range[0] })
     this.arenaFiles = []
     const current = this.current
-    const cutInMemory = current !== null && !current.isField && this.arena && current.accepted && !current.ended
-    const keepCut = cutInMemory && err.code !== 'LIMIT_FILE_SIZE'
-    if (cutInMemory && !keepCut && current.stream === null && !this.flowing.has(current)) {
-      this.adapter.fileDropped(current.token)
+    const keepCut = err.code !== 'LIMIT_FILE_SIZE'
+    if (current !== null && !current.isField && current.at === life.ARENA) {
+      if (!keepCut) this.adapter.fileDropped(current.token)
+      life.transition(current, keepCut ? life.CUT : life.DROP)
     }
-    for (const state of this.turns.drop()) this.settleWaiting(state)
+    for (const state of this.turns.drop()) {
+      this.unhold(state)
+      this.dropFile(state, life.DROP)
+    }
     for (const state of [...this.flowing]) {
-      if (state.stream !== null && state.started) {
-        // A file still arriving will not be whole: its stream is cut. One whose data is
-        // all there is let finish, as multer does, and removed.
-        if (!state.ended) this.cut(state, err)
+      // A file still arriving will not be whole: its stream is cut. One whose data is
+      // all there is let finish, as multer does, and removed.
+      if (state.at === life.STREAMING) {
+        life.transition(state, life.CUT)
+        cutStream(state.stream, err)
+      }
+      if (state.stream !== null) continue
+      this.unhold(state)
+      // An undecided file is counted down when its filter answers.
+      if (state.at !== life.GATHERING) continue
+      if (keepCut) {
+        life.transition(state, life.CUT)
+        this.pending--
+        this.settle()
       } else {
-        this.unhold(state)
-        this.flowing.delete(state)
-        if (!state.decided) continue // counted down when the filter answers
-        if (state === current && keepCut) {
-          this.pending--
-          this.settle()
-        } else {
-          this.settleOne(state)
-        }
+        this.settleOne(state, life.DROP)
       }
     }
     this.releaseAll()
@@ -460,26 +336,6 @@ class MultipartEngine {
     this.settle()
   }
 
-  /**
-   * A file's stream cut by the request's error: marked `truncated` ('limit' emitted at a
-   * size limit, as busboy), then destroyed with the error, never ended: an engine that
-   * completes on 'end' (lib-storage's upload) would store part of a file as the whole.
-   * pipe() passes no destruction on, so what the stream is piped into is destroyed with
-   * it, without an error (the engine may not listen for one: an 'error' then would end
-   * the process), so an engine that pipes it on (multer-s3's content-type sniffing) sees
-   * its stream close early, as lib-storage does, instead of waiting for ever.
-   */
-  cut (state, err) {
-    const stream = state.stream
-    stream.truncated = true
-    state.ended = true
-    if (err.code === 'LIMIT_FILE_SIZE') stream.emit('limit')
-    for (const destination of [...stream._readableState.pipes]) {
-      if (typeof destination.destroy === 'function') destination.destroy()
-    }
-    stream.destroy(err)
-  }
-
   /** The native error's fields as an error naming the part it broke in, when known. */
   nativeError (fields) {
     const state = this.current
@@ -489,135 +345,6 @@ class MultipartEngine {
       return errors.multipartError(fields, name)
     }
     return errors.multipartError(fields, state.file.fieldname, fields.code === 'LIMIT_FILE_SIZE' ? state.file.originalname : undefined)
-  }
-
-  // ---- files ----
-
-  /** Memory storage after a late answer: the held pieces become the file. */
-  storeHeld (state) {
-    // The pieces were held while the filter had not answered, when it was not yet known
-    // whether the bytes would be kept: joining them is a second copy, paid only on this
-    // path (an answer given at once puts the file in the arena, one copy).
-    const buffer = state.pieces.length === 1 ? state.pieces[0] : Buffer.concat(state.pieces, state.held)
-    state.pieces = []
-    state.held = 0
-    this.flowing.delete(state)
-    this.adapter.fileStored(state.token, { ...state.file, buffer, size: buffer.length })
-    this.pending--
-    this.settle()
-  }
-
-  /** The file's data flows into `file.stream`; its engine reads it when its turn comes. */
-  toEngine (state) {
-    const stream = new Readable({
-      highWaterMark: this.options.highWaterMark,
-      read: () => this.valve.release(state)
-    })
-    state.stream = stream
-    // A stream ended with the request's error before its engine listens for one.
-    stream.on('error', () => {})
-    this.flow(state)
-    Object.defineProperty(state.file, 'stream', { configurable: true, enumerable: false, value: stream })
-    for (const piece of state.pieces) if (!stream.push(piece)) this.valve.hold(state)
-    state.pieces = []
-    state.held = 0
-    if (state.ended) stream.push(null)
-    if (this.turns.free()) return this.store(state)
-    this.turns.wait(state)
-  }
-
-  /** Hands the file to its engine. */
-  store (state) {
-    this.turns.began(state)
-    let called = false
-    const onStored = this.later((err, info) => {
-      if (called) return
-      called = true
-      this.turns.ended(state)
-      this.flowing.delete(state)
-      this.valve.release(state)
-      const file = state.file
-      // (Zero already when the grace after a failure ran out.)
-      if (this.pending > 0) this.pending--
-      // A file the failure cut off keeps its { fieldname } placeholder, as multer leaves
-      // it when next(err) runs, but past fileSize multer drops it.
-      const cut = state.stream.truncated === true
-      if (err) {
-        if (!cut || this.error.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
-        // What a failing engine began to write is on disk in part (multer's rule: a
-        // file with a path is removed).
-        if (file.path && this.removalBegan()) removeLate(storage, req, file)
-        else if (file.path) this.touched.push(file)
-        if (goesOn(this.state)) this.fail(err)
-        else this.settle()
-      } else {
-        const stored = { ...file, ...info }
-        if (stored.size === undefined) stored.size = state.size
-        if (this.removalBegan()) {
-          // Stored after the failure's removals began (past the grace, say): removed now.
-          return removeLate(storage, req, stored)
-        }
-        this.touched.push(stored)
-        // A file the failure cut off is removed and never described.
-        if (!cut) this.adapter.fileStored(state.token, stored)
-        else if (this.error.code === 'LIMIT_FILE_SIZE') this.adapter.fileDropped(state.token)
-        this.settle()
-      }
-      this.nextTurn()
-    })
-    const { storage, req } = this
-    this.guarded(() => {
-      try {
-        storage._handleFile(req, state.file, onStored)
-      } catch (err) {
-        onStored(err)
-      }
-    })
-  }
-
-  nextTurn () {
-    if (!goesOn(this.state)) return
-    for (let state; (state = this.turns.next()) !== null;) this.store(state)
-  }
-
-  /** `state`'s data flows (into its stream, or held): it is tracked until it stops. */
-  flow (state) {
-    // Made on first use: a form whose files all go to the arena at once never needs it.
-    if (this.flowing === NOT_FLOWING) this.flowing = new Set()
-    this.flowing.add(state)
-  }
-
-  /** A file that never reached its engine, at a failure. */
-  settleWaiting (state) {
-    this.unhold(state)
-    this.flowing.delete(state)
-    this.adapter.fileDropped(state.token)
-    this.pending--
-  }
-
-  dropFile (state) {
-    this.adapter.fileDropped(state.token)
-    this.pending--
-  }
-
-  unhold (state) {
-    state.pieces = []
-    state.held = 0
-    this.flowing.delete(state)
-    this.valve.release(state)
-  }
-
-  settleOne (state) {
-    this.adapter.fileDropped(state.token)
-    this.pending--
-    this.settle()
-  }
-
-  /** Every holder lets go: the source reads on. */
-  releaseAll () {
-    for (const state of this.flowing) state.holding = false
-    this.turns.letGoHolds()
-    this.valve.resume()
   }
 
   // ---- the end ----
@@ -689,10 +416,11 @@ class MultipartEngine {
 
 const EMPTY_BUFFER = Buffer.alloc(0)
 const noop = () => {}
-// Never added to: stands for "no file flowing" until one does.
-const NOT_FLOWING = new Set()
 // The options of an engine that let go: its source may still call write() and abort().
 const LET_GO = Object.freeze({ limit: Infinity })
 const NO_ADAPTER = { field: noop, fileBegin: noop, fileStored: noop, fileDropped: noop, done: noop, fail: noop }
+
+// A file's way through the form (./engine-files.js).
+Object.assign(MultipartEngine.prototype, fileMethods)
 
 module.exports = { MultipartEngine }

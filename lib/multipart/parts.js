@@ -1,6 +1,7 @@
 'use strict'
 // What the engine (./engine.js) keeps of the part being read: a field's head, or a file
 // and where its bytes stand (filter, held pieces, stream, its engine).
+const { ASKING } = require('./file')
 
 class FieldState {
   constructor (head) {
@@ -14,17 +15,12 @@ class FileState {
     this.isField = false
     this.file = file
     this.token = null
-    this.decided = false // the filter answered
-    this.accepted = false
-    this.ended = false // the part's data is complete
+    this.at = ASKING // where the file is (./file.js), changed by its transition() alone
     this.pieces = [] // data held until the answer (or, memory storage, until the end)
     this.held = 0
     this.size = 0 // bytes of the part so far
-    this.over = false // more than fileSize of them before the answer
     this.stream = null
-    this.started = false // handed to its engine
-    this.holding = false
-    this.finishing = false // all with its engine, not stored yet: counted in finishingBytes
+    this.holding = false // the file holds the source (./valve.js)
     this.range = null
   }
 }

@@ -47,10 +47,8 @@ class Turns {
     return waiting
   }
 
-  began (state) {
+  began () {
     this.storing++
-    state.started = true
-    if (state.ended) this.finishing(state)
   }
 
   /**
@@ -59,15 +57,14 @@ class Turns {
    * FINISHING_MAX highWaterMarks together, the client waits.
    */
   finishing (state) {
-    state.finishing = true
     this.finishingBytes += state.size
     if (this.finishingBytes > this.finishingMax) this.valve.hold(this.finishers)
   }
 
-  ended (state) {
+  /** Its engine called back; `finishing`: the file was counted by finishing(). */
+  ended (state, finishing) {
     this.storing--
-    if (!state.finishing) return
-    state.finishing = false
+    if (!finishing) return
     this.finishingBytes -= state.size
     if (this.finishingBytes <= this.finishingMax) this.valve.release(this.finishers)
   }
