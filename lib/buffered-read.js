@@ -10,7 +10,7 @@
 const errors = require('./errors')
 const { Intake } = require('./intake')
 const { deadlineOf, passed } = require('./timeout')
-const { parseContentLength } = require('./options')
+const { remainingOf } = require('./options')
 
 class BufferedRead extends Intake {
   /**
@@ -51,9 +51,7 @@ class BufferedRead extends Intake {
 
   /** The body's memory goes now; bodyRead(error) once its rest is dropped (lib/intake.js). */
   refuseBody (error) {
-    // The declared length is parsed again only here, off the path of bodies that are read.
-    const expected = parseContentLength(this.contentLength)
-    const remaining = expected >= 0 ? expected - this.acc.received : -1
+    const remaining = remainingOf(this.contentLength, this.acc.received)
     this.acc.abort()
     this.refuse(remaining, error, () => this.settle(error))
   }

@@ -86,6 +86,17 @@ function parseContentLength (value) {
   throw new TypeError(`uws-body: contentLength must be a string, number or null, got ${describe(value)}`)
 }
 
+/**
+ * What is still to come of a body whose content-length header is `contentLength`,
+ * `received` bytes in, or -1 when its length is not known. Parsed again, off the path
+ * of bodies that are read: only a refusal asks (a rest known to pass linger's bound is
+ * not waited for).
+ */
+function remainingOf (contentLength, received) {
+  const expected = parseContentLength(contentLength)
+  return expected >= 0 ? expected - received : -1
+}
+
 function parseContentEncoding (value) {
   if (value === undefined || value === null) return null
   if (typeof value === 'string') return value
@@ -221,6 +232,7 @@ module.exports = {
   parseLimit,
   parseMaxPreallocated,
   parseContentLength,
+  remainingOf,
   parseContentEncoding,
   parseInflate,
   isIdentity,

@@ -35,7 +35,7 @@
 // client that was still sending.
 const { Body } = require('../accumulator')
 const errors = require('../errors')
-const { parseContentLength } = require('../options')
+const { remainingOf } = require('../options')
 const { Intake } = require('../intake')
 const { BufferedRead } = require('../buffered-read')
 
@@ -115,7 +115,7 @@ function readInto (source, req, res, options, asText, owner) {
     return owner.bodyRead(errors.aborted(-1, 0), null)
   }
   // Wired first: a refused body (declared length over the limit, bad encoding) has its
-  // rest dropped by its handlers, and once done() has run the application may have
+  // rest dropped by its handlers, and once bodyRead() has run the application may have
   // answered, after which uWS forbids touching its response.
   const read = source === UWS ? new UltimateRead(acc, options, headers['content-length'], res, null, owner) : new BufferedRead(acc, options, headers['content-length'], res, null, owner)
   read.controls = wire(source, req, res, read)
@@ -158,19 +158,13 @@ function watchClose (res, intake) {
   if (socket && typeof socket.once === 'function') socket.once('close', abortOf(intake))
 }
 
-/** What is still to come of the declared length of `req`'s body, `received` bytes in (else -1). */
-function remainingOf (req, received) {
-  const expected = parseContentLength(req.headers['content-length'])
-  return expected >= 0 ? expected - received : -1
-}
-
 /**
  * For a body refused before reading (charset, encoding): its bytes are dropped as they
  * come, and proceed() is called once they have been (or a bound passed, see above).
  */
 function discard (source, req, res, bounds, proceed) {
   if (source === BODY_GONE) return proceed()
-  readChunks(source, req, res, bounds, noop, noop).refuse(remainingOf(req, 0), null, proceed)
+  readChunks(source, req, res, bounds, noop, noop).refuse(remainingOf(req.headers['content-length'], 0), null, proceed)
 }
 
 const EMPTY = new Uint8Array(0)
