@@ -34,12 +34,19 @@ pub enum BodyError {
     /// The allocator could not provide memory the body needed (a huge preallocation the
     /// program allowed, or real exhaustion). 503 `memory.exhausted`: try again later.
     OutOfMemory { requested: u64 },
+    /// The process's memory budget (`setMemoryBudget`, core/budget.rs) has no room for
+    /// `requested` more bytes. 503 `memory.budget`, with a Retry-After: bodies being read
+    /// will end and return theirs.
+    OverBudget { requested: u64 },
 }
 
 impl From<AllocError> for BodyError {
     fn from(error: AllocError) -> BodyError {
-        BodyError::OutOfMemory {
-            requested: error.bytes as u64,
+        let requested = error.bytes as u64;
+        if error.over_budget {
+            BodyError::OverBudget { requested }
+        } else {
+            BodyError::OutOfMemory { requested }
         }
     }
 }
@@ -73,7 +80,7 @@ impl BodyError {
             BodyError::LengthMismatch { .. }
             | BodyError::EncodingInvalid { .. }
             | BodyError::Aborted { .. } => 400,
-            BodyError::OutOfMemory { .. } => 503,
+            BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => 503,
         }
     }
 
@@ -86,6 +93,7 @@ impl BodyError {
             BodyError::EncodingInvalid { .. } => "ERR_BODY_ENCODING_INVALID",
             BodyError::Aborted { .. } => "ECONNABORTED",
             BodyError::OutOfMemory { .. } => "ERR_BODY_OUT_OF_MEMORY",
+            BodyError::OverBudget { .. } => "ERR_BODY_BUDGET",
         }
     }
 
@@ -98,6 +106,7 @@ impl BodyError {
             BodyError::EncodingInvalid { .. } => "encoding.invalid",
             BodyError::Aborted { .. } => "request.aborted",
             BodyError::OutOfMemory { .. } => "memory.exhausted",
+            BodyError::OverBudget { .. } => "memory.budget",
         }
     }
 }
