@@ -267,6 +267,34 @@ mod tests {
         ]
     }
 
+    /// Does `op` to the reservations `live` (indices taken modulo their number).
+    fn apply(b: &'static Budget, live: &mut Vec<Reservation>, op: Op) {
+        let n = live.len();
+        match op {
+            Op::New(bytes) => {
+                if let Ok(r) = Reservation::new_in(b, bytes) {
+                    live.push(r)
+                }
+            }
+            Op::Cover(i, bytes) if n > 0 => {
+                let _ = live[i % n].cover(bytes);
+            }
+            Op::Split(i, bytes) if n > 0 => {
+                let r = live[i % n].split(bytes);
+                live.push(r)
+            }
+            Op::Merge(i, j) if n > 1 && i % n != j % n => {
+                let r = live.swap_remove(j % n);
+                // swap_remove moved the last one to j % n: follow it if it was i % n.
+                let k = if i % n == live.len() { j % n } else { i % n };
+                live[k].merge(r);
+            }
+            Op::Shrink(i, bytes) if n > 0 => live[i % n].shrink_to(bytes),
+            Op::Drop(i) if n > 0 => drop(live.swap_remove(i % n)),
+            _ => {}
+        }
+    }
+
     proptest! {
         /// Whatever is done with reservations, the budget's count is the sum of those
         /// alive, never past the bound, and 0 once they are gone; threads included.
@@ -279,21 +307,7 @@ mod tests {
             let handles: Vec<_> = threads.into_iter().map(|ops| std::thread::spawn(move || {
                 let mut live: Vec<Reservation> = Vec::new();
                 for op in ops {
-                    let n = live.len();
-                    match op {
-                        Op::New(bytes) => if let Ok(r) = Reservation::new_in(b, bytes) { live.push(r) },
-                        Op::Cover(i, bytes) if n > 0 => { let _ = live[i % n].cover(bytes); }
-                        Op::Split(i, bytes) if n > 0 => { let r = live[i % n].split(bytes); live.push(r) }
-                        Op::Merge(i, j) if n > 1 && i % n != j % n => {
-                            let r = live.swap_remove(j % n);
-                            let k = i % n;
-                            let k = if k == live.len() { j % n } else { k };
-                            live[k].merge(r);
-                        }
-                        Op::Shrink(i, bytes) if n > 0 => live[i % n].shrink_to(bytes),
-                        Op::Drop(i) if n > 0 => drop(live.swap_remove(i % n)),
-                        _ => {}
-                    }
+                    apply(b, &mut live, op);
                     assert!(b.stats().reserved <= limit);
                 }
                 live.iter().map(Reservation::bytes).sum::<u64>()
@@ -311,21 +325,7 @@ mod tests {
             let b = budget(limit);
             let mut live: Vec<Reservation> = Vec::new();
             for op in ops {
-                let n = live.len();
-                match op {
-                    Op::New(bytes) => if let Ok(r) = Reservation::new_in(b, bytes) { live.push(r) },
-                    Op::Cover(i, bytes) if n > 0 => { let _ = live[i % n].cover(bytes); }
-                    Op::Split(i, bytes) if n > 0 => { let r = live[i % n].split(bytes); live.push(r) }
-                    Op::Merge(i, j) if n > 1 && i % n != j % n => {
-                        let r = live.swap_remove(j % n);
-                        let k = i % n;
-                        let k = if k == live.len() { j % n } else { k };
-                        live[k].merge(r);
-                    }
-                    Op::Shrink(i, bytes) if n > 0 => live[i % n].shrink_to(bytes),
-                    Op::Drop(i) if n > 0 => drop(live.swap_remove(i % n)),
-                    _ => {}
-                }
+                apply(b, &mut live, op);
                 prop_assert_eq!(b.stats().reserved, live.iter().map(Reservation::bytes).sum::<u64>());
                 prop_assert!(b.stats().reserved <= limit);
             }
