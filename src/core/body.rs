@@ -124,6 +124,11 @@ impl Body {
             // Admitted whole or refused before any byte is read: what the body can grow to
             // (its length in its pool class) is reserved now, and its blocks come out of it.
             let whole = pool::class_size(to_usize(length)).map_or(length, |size| size as u64);
+            if whole > isize::MAX as u64 {
+                // More than any allocation can be: the allocator's refusal.
+                body.fail(BodyError::OutOfMemory { requested: whole });
+                return body;
+            }
             match Reservation::new(whole) {
                 Ok(reserved) => body.admission = reserved,
                 Err(over) => {

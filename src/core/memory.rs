@@ -79,6 +79,14 @@ impl Block {
             return Ok(Block::empty());
         }
         let size = pool::class_size(capacity).unwrap_or(capacity);
+        if size > isize::MAX as usize {
+            // No allocator provides it (Vec's bound): the allocator's refusal, whatever
+            // the budget says.
+            return Err(AllocError {
+                bytes: capacity,
+                over_budget: false,
+            });
+        }
         let reserved = reserve(size, from).ok_or(AllocError::budget(size))?;
         match pool::take(capacity) {
             Some(held) => Ok(Block::counted(held, reserved)),
