@@ -128,6 +128,12 @@ async function settledToZero () {
   assert.equal(stats().budgetReserved, 0, 'every reservation came back')
 }
 
+const BOUNDARY = 'b0undary'
+/** A form of one file field `f`. */
+function formOf (file) {
+  return Buffer.concat([Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="f"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`), file, Buffer.from(`\r\n--${BOUNDARY}--\r\n`)])
+}
+
 function assertRefused (answer, what) {
   assert.equal(answer.status, 503, `${what}: ${JSON.stringify(answer)}`)
   assert.equal(JSON.parse(answer.body).code, 'ERR_BODY_BUDGET', what)
@@ -214,9 +220,9 @@ test('bodyStream and readMultipart honour it', async () => {
   // The stream reserves what it may buffer (its mark and what uWS delivers after a pause).
   assertRefused(await request(server.port, { path: '/stream', body: bodyOf(300 * KIB), withHeaders: true }), 'stream')
   // A memory-stored file grows its arena: a step refused.
-  const boundary = 'b0undary'
+  const boundary = BOUNDARY
   const file = bodyOf(400 * KIB, 5)
-  const form = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`), file, Buffer.from(`\r\n--${boundary}--\r\n`)])
+  const form = formOf(file)
   assertRefused(await request(server.port, { path: '/form', body: form, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, withHeaders: true }), 'form')
   await held.rest()
   await settledToZero()
@@ -226,13 +232,15 @@ test('bodyStream and readMultipart honour it', async () => {
 })
 
 for (const [name, make] of [['ultimate-express', ultimateExpress], ['Express', express]]) {
-  test(`the four parsers under ${name}: next(err) with status 503 and the Retry-After`, async () => {
+  test(`the four parsers and multipart() under ${name}: next(err) with status 503 and the Retry-After`, async () => {
     const app = make()
     app.set('env', 'test')
     const errs = []
     for (const kind of ['json', 'raw', 'text', 'urlencoded']) {
       app.post(`/${kind}`, uwsBody[kind]({ limit: '8mb', type: '*/*' }), (req, res) => res.send('read'))
     }
+    // multipart() with its memory storage: the form's arena grows past what is left.
+    app.post('/form', uwsBody.multipart().single('f'), (req, res) => res.send(`${req.file.size} ${sha256(req.file.buffer)}`))
     // Express's own error answer (finalhandler) sends an error's `headers`;
     // ultimate-express's does not (and logs the error), so there the app sends them.
     app.use((err, req, res, next) => {
@@ -253,8 +261,14 @@ for (const [name, make] of [['ultimate-express', ultimateExpress], ['Express', e
         assert.equal(answer.status, 503, kind)
         assert.equal(answer.headers['retry-after'], '1', kind)
       }
-      assert.deepEqual(errs.map((e) => [e.status, e.code, e.headers]), Array(4).fill([503, 'ERR_BODY_BUDGET', { 'Retry-After': '1' }]))
+      const file = bodyOf(400 * KIB, 9)
+      const form = { path: '/form', body: formOf(file), headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, withHeaders: true }
+      const refused = await request(port, form)
+      assert.deepEqual([refused.status, refused.headers['retry-after']], [503, '1'], 'multipart()')
+      assert.deepEqual(errs.map((e) => [e.status, e.code, e.headers]), Array(5).fill([503, 'ERR_BODY_BUDGET', { 'Retry-After': '1' }]))
       await held.rest()
+      await settledToZero()
+      assert.equal((await request(port, form)).body, `${file.length} ${sha256(file)}`)
       await settledToZero()
     } finally {
       app.closeServer()
