@@ -104,6 +104,32 @@ fn an_encoded_body_reserves_its_decoded_bytes_as_they_grow() {
     });
 }
 
+#[test]
+fn a_decoder_s_state_is_reserved_at_its_most_before_any_byte() {
+    with_budget(4 * MIB, || {
+        // brotli's window may be 16 MiB: refused before any of it is allocated.
+        let br = Body::new(&BodyOptions {
+            content_encoding: Some("br".into()),
+            ..options(Some(100))
+        });
+        assert!(matches!(br.error(), Some(BodyError::OverBudget { .. })));
+        // gzip's state fits, and comes back with the body.
+        let mut gzip = Body::new(&BodyOptions {
+            content_encoding: Some("gzip".into()),
+            ..options(None)
+        });
+        assert_eq!(gzip.error(), None);
+        assert_eq!(reserved(), 64 * KIB);
+        gzip.abort();
+        assert_eq!(reserved(), 0);
+        let stream = uws_body::core::BodyStream::new(&BodyOptions {
+            content_encoding: Some("zstd".into()),
+            ..options(None)
+        });
+        assert!(matches!(stream.error(), Some(BodyError::OverBudget { .. })));
+    });
+}
+
 #[derive(Debug, Clone)]
 enum End {
     Finish,

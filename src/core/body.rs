@@ -99,7 +99,13 @@ impl Body {
                 return body;
             }
         };
-        body.decoder = Decoder::new(&codings, options.limit);
+        match Decoder::reserved(&codings, options.limit) {
+            Ok(decoder) => body.decoder = decoder,
+            Err(over) => {
+                body.fail(over.into());
+                return body;
+            }
+        }
         if body.decoder.is_some() {
             return body;
         }
@@ -132,9 +138,7 @@ impl Body {
             match Reservation::new(whole) {
                 Ok(reserved) => body.admission = reserved,
                 Err(over) => {
-                    body.fail(BodyError::OverBudget {
-                        requested: over.requested,
-                    });
+                    body.fail(over.into());
                     return body;
                 }
             }

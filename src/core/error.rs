@@ -6,6 +6,7 @@
 //! Messages are not made here: lib/errors.js builds every error, of both tiers, from its
 //! one table keyed by `code()`, so the texts cannot drift apart.
 
+use super::budget::OverBudget;
 use super::memory::AllocError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,14 @@ impl From<AllocError> for BodyError {
             BodyError::OverBudget { requested }
         } else {
             BodyError::OutOfMemory { requested }
+        }
+    }
+}
+
+impl From<OverBudget> for BodyError {
+    fn from(over: OverBudget) -> BodyError {
+        BodyError::OverBudget {
+            requested: over.requested,
         }
     }
 }
