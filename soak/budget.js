@@ -1,5 +1,5 @@
 'use strict'
-// node soak/budget.js [--quick] [--clients N] [--size MiB] [--budget MiB] [--no-budget]
+// node soak/budget.js [--quick] [--clients N] [--size MiB] [--budget MiB] [--pause ms] [--no-budget]
 // [--compare]: many concurrent slow uploads whose sum is far over the memory budget
 // (setMemoryBudget), against soak/budget-server.js in its own process: bare uWS
 // (readBody, bodyStream), ultimate-express and Express (raw()). Each client opens its
@@ -32,7 +32,7 @@ const SIZE = arg('size', quick ? 1 : 4) * MIB
 const BUDGET = arg('budget', quick ? 16 : 256) * MIB
 // The clients' pace: a piece every PAUSE ms, so that bodies are read concurrently.
 const PIECE = 64 * 1024
-const PAUSE = quick ? 10 : 20
+const PAUSE = arg('pause', quick ? 10 : 250)
 // A request's deadline: none may be unanswered past it.
 const DEADLINE = quick ? 30000 : 180000
 // Connections opened at once (the kernel's accept queue), then the uploads start.
