@@ -19,13 +19,9 @@ const { fork } = require('node:child_process')
 const { parseOne } = require('../__test__/helpers/early-clients')
 const { random } = require('../__test__/helpers/random')
 const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
+const { arg, flag, getJson } = require('./common')
 
-const argv = process.argv
-const arg = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`)
-  return i === -1 ? fallback : Number(argv[i + 1])
-}
-const quick = argv.includes('--quick')
+const quick = flag('quick')
 const MIB = 1024 * 1024
 const CLIENTS = arg('clients', quick ? 200 : 2000)
 const SIZE = arg('size', quick ? 1 : 4) * MIB
@@ -49,16 +45,6 @@ function startServer (budget) {
     })
     child.once('message', (ports) => resolve({ ports, child }))
     child.once('exit', (code) => reject(new Error(`budget-server exited (${code})`)))
-  })
-}
-
-function getJson (port, urlPath) {
-  return new Promise((resolve, reject) => {
-    require('node:http').get({ host: '127.0.0.1', port, path: urlPath, agent: false }, (res) => {
-      let text = ''
-      res.on('data', (d) => { text += d })
-      res.on('end', () => resolve(JSON.parse(text)))
-    }).on('error', reject)
   })
 }
 
@@ -210,8 +196,8 @@ function report ({ budget, before, after, totals, seconds }) {
 
 async function main () {
   console.log(`soak/budget: Node ${process.version}, ${useLoadableUws()}`)
-  const runs = [argv.includes('--no-budget') ? null : BUDGET]
-  if (argv.includes('--compare')) runs.push(null)
+  const runs = [flag('no-budget') ? null : BUDGET]
+  if (flag('compare')) runs.push(null)
   let failed = false
   for (const budget of runs) failed = report(await run(budget)) || failed
   process.exit(failed ? 1 : 0)
