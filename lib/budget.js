@@ -2,9 +2,10 @@
 // The JS tier's share of the process's memory budget (src/core/budget.rs): bodies read
 // in JS (lib/body-store.js) reserve their bytes from a credit this thread leases from the
 // budget ahead of need (src/node/lease.rs), so a small body costs two integer
-// operations, not a call to the addon. The credit idle on a thread is at most two leases
-// ahead (a 64th of the budget, at most 1 MiB each); the lease is the thread's
-// reservation in the addon and goes back when the thread ends.
+// operations, not a call to the addon (docs/performance.md, row 'budget per body'). The
+// credit idle on a thread is at most two leases ahead (a 64th of the budget, at most 1
+// MiB each); the lease is the thread's reservation in the addon and goes back when the
+// thread ends.
 const os = require('node:os')
 const native = require('./native')
 
