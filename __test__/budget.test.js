@@ -306,6 +306,7 @@ test('a worker\'s reservations count in the process and come back when it ends',
   `, { eval: true })
   const codes = await new Promise((resolve) => worker.once('message', resolve))
   assert.deepEqual(codes, [null, null])
+  assert.equal(stats().memoryBudget, BUDGET, 'a thread that loads the package later sets no default over it')
   assert.ok(stats().budgetReserved >= 700 * KIB)
   const refused = new BodyAccumulator({ limit: '8mb', contentLength: 400 * KIB })
   assert.equal(refused.error && refused.error.code, 'ERR_BODY_BUDGET')
@@ -331,6 +332,11 @@ test('setMemoryBudget(Infinity): no refusals', async () => {
 
 test('the default budget is a quarter of the memory the process may use', () => {
   const { defaultBudget } = require('../lib/budget')
+  const inChild = require('node:child_process').execFileSync(process.execPath, ['-e', `
+    const { stats } = require(${JSON.stringify(require.resolve('..'))})
+    console.log(JSON.stringify([stats().memoryBudget, require(${JSON.stringify(require.resolve('../lib/budget'))}).defaultBudget()]))`], { encoding: 'utf8' })
+  const [applied, computed] = JSON.parse(inChild)
+  assert.equal(applied, computed, 'applied at load')
   const os = require('node:os')
   const constrained = process.constrainedMemory?.() || 0
   const memory = constrained > 0 && constrained < os.totalmem() ? constrained : os.totalmem()
