@@ -6,6 +6,7 @@
 //! Messages are not made here: lib/errors.js builds every error, of both tiers, from its
 //! one table keyed by `code()`, so the texts cannot drift apart.
 
+use super::budget::OverBudget;
 use super::memory::AllocError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,12 +35,27 @@ pub enum BodyError {
     /// The allocator could not provide memory the body needed (a huge preallocation the
     /// program allowed, or real exhaustion). 503 `memory.exhausted`: try again later.
     OutOfMemory { requested: u64 },
+    /// The process's memory budget (`setMemoryBudget`, core/budget.rs) has no room for
+    /// `requested` more bytes. 503 `memory.budget`, with a Retry-After: bodies being read
+    /// will end and return theirs.
+    OverBudget { requested: u64 },
 }
 
 impl From<AllocError> for BodyError {
     fn from(error: AllocError) -> BodyError {
-        BodyError::OutOfMemory {
-            requested: error.bytes as u64,
+        let requested = error.bytes as u64;
+        if error.over_budget {
+            BodyError::OverBudget { requested }
+        } else {
+            BodyError::OutOfMemory { requested }
+        }
+    }
+}
+
+impl From<OverBudget> for BodyError {
+    fn from(over: OverBudget) -> BodyError {
+        BodyError::OverBudget {
+            requested: over.requested,
         }
     }
 }
@@ -73,7 +89,7 @@ impl BodyError {
             BodyError::LengthMismatch { .. }
             | BodyError::EncodingInvalid { .. }
             | BodyError::Aborted { .. } => 400,
-            BodyError::OutOfMemory { .. } => 503,
+            BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => 503,
         }
     }
 
@@ -86,6 +102,7 @@ impl BodyError {
             BodyError::EncodingInvalid { .. } => "ERR_BODY_ENCODING_INVALID",
             BodyError::Aborted { .. } => "ECONNABORTED",
             BodyError::OutOfMemory { .. } => "ERR_BODY_OUT_OF_MEMORY",
+            BodyError::OverBudget { .. } => "ERR_BODY_BUDGET",
         }
     }
 
@@ -98,6 +115,7 @@ impl BodyError {
             BodyError::EncodingInvalid { .. } => "encoding.invalid",
             BodyError::Aborted { .. } => "request.aborted",
             BodyError::OutOfMemory { .. } => "memory.exhausted",
+            BodyError::OverBudget { .. } => "memory.budget",
         }
     }
 }

@@ -52,6 +52,7 @@ fn body_errors() -> Vec<BodyError> {
             received: 0,
         },
         BodyError::OutOfMemory { requested: 1 },
+        BodyError::OverBudget { requested: 1 },
     ]
 }
 

@@ -274,7 +274,7 @@ pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Resul
             o.set("encoding", *encoding)?;
             o.set("reason", reason.name())?;
         }
-        BodyError::OutOfMemory { .. } => {}
+        BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => {}
     }
     Ok(o)
 }
