@@ -27,7 +27,7 @@ const FINISHED = 3
  * (limit, maxPreallocated, inflate) and the request's content-length and content-encoding.
  */
 class Body {
-  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, asText) {
+  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, asText, atFirstBytes) {
     // A body must fit one Buffer: larger ones are refused as 413 like any other body over
     // the limit (4 GiB on Node 20; from Node 22 a Buffer may be as long as memory allows).
     limit = Math.min(limit, MAX_LENGTH)
@@ -50,7 +50,7 @@ class Body {
       this._store = emptyStore()
       this._fail(errors.tooLarge(limit, expected, 0))
     } else {
-      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, asText)
+      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, asText, atFirstBytes)
       // What only the store can refuse up front: an encoding (before the declared length,
       // which the core then checks itself), memory.
       const refused = this._store.error()
@@ -178,12 +178,34 @@ class Body {
   }
 }
 
-/** The public form (index.d.ts): its options, headers included, in one object read here. */
+// A BodyAccumulator its program drops without finish() or abort() (a client gone, and
+// its onAborted forgot abort()) gives its JS-tier reservation back to the memory budget
+// when V8 collects it. Native memory has its own finalizer.
+const dropped = new FinalizationRegistry((store) => store.release())
+
+/**
+ * The public form (index.d.ts): its options, headers included, in one object read here.
+ * Unlike the library's readers, which end every body they begin, its program may drop it
+ * at any point. So its JS-tier Buffer and reservation are made with its first bytes, and
+ * a body still incomplete after a push is watched for a drop (a registration costs more
+ * than a whole 100-byte body: docs/performance.md, row 'budget per body'); one complete
+ * in its first push, the usual small body, is not.
+ */
 class BodyAccumulator extends Body {
   constructor (options) {
     options = objectOption(options, 'options')
     super(parseLimit(options.limit), parseMaxPreallocated(options.maxPreallocated), parseInflate(options.inflate),
-      options.contentLength, options.contentEncoding, options[AS_TEXT] === true)
+      options.contentLength, options.contentEncoding, options[AS_TEXT] === true, true)
+    this._watched = false
+  }
+
+  push (chunk) {
+    const pushed = super.push(chunk)
+    if (this._watched === false && this._store.reserved > 0 && this._received !== this._expected) {
+      this._watched = true
+      dropped.register(this, this._store)
+    }
+    return pushed
   }
 }
 

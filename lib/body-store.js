@@ -48,11 +48,11 @@ const { RECEIVED, LENGTH, CAPACITY } = SIZES
  * The store for a new body: the JS tier for an identity body whose known length is small
  * (or unknown: its first chunk decides), the native core for the rest.
  */
-function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText) {
+function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, atFirstBytes = false) {
   const jsTierMax = asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
   if (isIdentity(encoding) && expected <= jsTierMax && expected <= maxPreallocated) {
     const firstChunkMax = expected >= 0 ? 0 : Math.min(FIRST_CHUNK_MAX, jsTierMax)
-    return asText ? new ScratchStore(expected, firstChunkMax) : new BufferStore(expected, firstChunkMax)
+    return asText ? new ScratchStore(expected, firstChunkMax, atFirstBytes) : new BufferStore(expected, firstChunkMax, atFirstBytes)
   }
   // Encoded bodies are always native: the decoders live in src/core/decode.
   return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate))
@@ -65,10 +65,11 @@ const emptyStore = () => new BufferStore(0, 0)
  * The JS tier: one Buffer, of the declared length, or of a body's only chunk. Its bytes
  * are reserved from the memory budget (lib/budget.js) before the Buffer is made, until it
  * is handed out or let go: a declared length that does not fit is refused before any
- * byte is read.
+ * byte is read. `atFirstBytes`: a declared length's Buffer (and reservation) is made when
+ * its first bytes come, not now (BodyAccumulator, lib/accumulator.js).
  */
 class BufferStore {
-  constructor (expected, firstChunkMax) {
+  constructor (expected, firstChunkMax, atFirstBytes) {
     this.buf = null
     this.length = 0
     // Bytes the Buffer is for: a declared length, or, once it came, the first chunk.
@@ -77,7 +78,14 @@ class BufferStore {
     // Bytes reserved from the budget; the refusal when it had no room.
     this.reserved = 0
     this.refused = null
-    if (this.room > 0 && this.reserve(this.room)) this.buf = this.alloc(this.room)
+    if (this.room > 0 && !atFirstBytes) this.open()
+  }
+
+  // The declared length's Buffer, reserved first.
+  open () {
+    if (!this.reserve(this.room)) return false
+    this.buf = this.alloc(this.room)
+    return true
   }
 
   reserve (n) {
@@ -113,6 +121,8 @@ class BufferStore {
       if (this.buf !== null || end > this.firstChunkMax || !this.reserve(end)) return false
       this.room = end
       this.buf = this.alloc(end)
+    } else if (this.buf === null && !this.open()) {
+      return false
     }
     this.buf.set(bytes, this.length)
     this.length = end
@@ -182,8 +192,8 @@ class ScratchStore extends BufferStore {
     return this.scratch ? buf : Buffer.allocUnsafe(n)
   }
 
-  constructor (expected, firstChunkMax) {
-    super(expected, firstChunkMax)
+  constructor (expected, firstChunkMax, atFirstBytes) {
+    super(expected, firstChunkMax, atFirstBytes)
     this.scratch ??= false
   }
 
