@@ -361,3 +361,16 @@ test('a BodyAccumulator dropped without finish() or abort() gives its reservatio
   }
   assert.equal(held(), before, 'the dropped body\'s reservation came back')
 })
+
+test('in a small container the pool keeps at most an eighth of its memory idle, unless setPoolLimit said otherwise', () => {
+  const MiB = 1024 * 1024
+  const out = require('node:child_process').execFileSync(process.execPath, ['-e', `
+    process.constrainedMemory = () => 512 * ${MiB}
+    const { stats, setPoolLimit } = require(${JSON.stringify(require.resolve('..'))})
+    const first = stats()
+    setPoolLimit(10 * ${MiB})
+    const { Worker } = require('node:worker_threads')
+    const w = new Worker('process.constrainedMemory = () => 256 * ${MiB}; require(' + JSON.stringify(${JSON.stringify(require.resolve('..'))}) + ')', { eval: true })
+    w.on('exit', () => console.log(JSON.stringify([first.poolLimit, first.memoryBudget, stats().poolLimit])))`], { encoding: 'utf8' })
+  assert.deepEqual(JSON.parse(out), [64 * MiB, 128 * MiB, 10 * MiB])
+})

@@ -56,13 +56,28 @@ function idle () {
  * machine (docs/api.md, setMemoryBudget).
  */
 function defaultBudget () {
-  const total = os.totalmem()
-  const constrained = typeof process.constrainedMemory === 'function' ? process.constrainedMemory() : 0
-  const memory = constrained > 0 && constrained < total ? constrained : total
-  return Math.floor(memory / DEFAULT_SHARE)
+  return Math.floor(processMemory() / DEFAULT_SHARE)
 }
 const DEFAULT_SHARE = 4
 
-native.budgetDefault(defaultBudget())
+/**
+ * The pool's default bound on idle blocks: 256 MiB (src/core/pool.rs DEFAULT_POOL_BYTES),
+ * or an eighth of the memory the process may use where that is less (a container under
+ * 2 GiB), so that idle blocks and the budget together stay under half of it.
+ */
+function defaultPoolLimit () {
+  return Math.floor(processMemory() / POOL_SHARE)
+}
+const POOL_SHARE = 8
 
-module.exports = { take, give, idle, defaultBudget }
+/** The memory this process may use: its cgroup's limit when there is one, else physical memory. */
+function processMemory () {
+  const total = os.totalmem()
+  const constrained = typeof process.constrainedMemory === 'function' ? process.constrainedMemory() : 0
+  return constrained > 0 && constrained < total ? constrained : total
+}
+
+native.budgetDefault(defaultBudget())
+native.poolDefault(defaultPoolLimit())
+
+module.exports = { take, give, idle, defaultBudget, defaultPoolLimit }

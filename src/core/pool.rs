@@ -14,7 +14,7 @@
 //! filled the pool (docs/performance.md, row 'pool recency').
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use super::ledger::Ledger;
@@ -236,9 +236,30 @@ pub fn pooled_bytes() -> u64 {
     POOL_BYTES.load(Relaxed)
 }
 
+/// Set once setPoolLimit was called: the default no longer moves.
+static POOL_LIMIT_EXPLICIT: AtomicBool = AtomicBool::new(false);
+
 /// Sets the bound on idle pooled bytes; shrinking it frees the least recently returned
 /// blocks at once.
 pub fn set_limit(bytes: u64) {
+    POOL_LIMIT_EXPLICIT.store(true, Relaxed);
+    apply_limit(bytes);
+}
+
+/// Lowers the default bound to `bytes` (a share of the memory the process may use, so
+/// that a small container is not filled by idle blocks), unless a bound was set.
+pub fn lower_default_limit(bytes: u64) {
+    if bytes < DEFAULT_POOL_BYTES
+        && !POOL_LIMIT_EXPLICIT.load(Relaxed)
+        && POOL_LIMIT
+            .compare_exchange(DEFAULT_POOL_BYTES, bytes, Relaxed, Relaxed)
+            .is_ok()
+    {
+        apply_limit(bytes);
+    }
+}
+
+fn apply_limit(bytes: u64) {
     POOL_LIMIT.store(bytes, Relaxed);
     let evicted: Vec<Held> = {
         let Ok(mut pool) = POOL.lock() else {

@@ -133,6 +133,18 @@ pub fn set_pool_limit(env: Env, bytes: Unknown) -> Result<Null> {
     })
 }
 
+/// poolDefault(bytes): lowers the pool's default bound to `bytes`, unless setPoolLimit
+/// was called (lib/budget.js: a share of the memory the process may use).
+#[napi(js_name = "poolDefault", catch_unwind)]
+pub fn pool_default(env: Env, bytes: Unknown) -> Result<Null> {
+    guarded(&env, || {
+        if let Some(b) = f64_of(bytes)?.filter(|b| *b >= 0.0) {
+            crate::core::pool::lower_default_limit(b as u64);
+        }
+        Ok(Null)
+    })
+}
+
 /// injectFault(kind): arms one of buffer::fault's failures (test builds only).
 #[cfg(feature = "fault-injection")]
 #[napi(js_name = "injectFault", catch_unwind)]
