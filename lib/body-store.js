@@ -45,9 +45,15 @@ const { RECEIVED, LENGTH, CAPACITY } = SIZES
 
 /**
  * The store for a new body: the JS tier for an identity body whose known length is small
- * (or unknown: its first chunk decides), the native core for the rest.
+ * (or unknown: its first chunk decides), the native core for the rest, and for any body
+ * with a digest to check or make (lib/digest.js: `digests` not null), which the core
+ * makes as it copies.
  */
-function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText) {
+function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, digests) {
+  if (digests !== null) {
+    return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate, 0,
+      digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5))
+  }
   const jsTierMax = asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
   if (isIdentity(encoding) && expected <= jsTierMax && expected <= maxPreallocated) {
     const firstChunkMax = expected >= 0 ? 0 : Math.min(FIRST_CHUNK_MAX, jsTierMax)
@@ -125,6 +131,11 @@ class BufferStore {
 
   get held () {
     return this.buf === null ? 0 : this.length
+  }
+
+  /** The digests asked for: none in the JS tier (a body with any is native). */
+  digests () {
+    return null
   }
 
   /**
@@ -251,6 +262,11 @@ class NativeStore {
 
   get held () {
     return native.sizes(this.handle)[LENGTH]
+  }
+
+  /** After finish(): the digests asked for ({ sha256: Buffer, ... }), or null. */
+  digests () {
+    return native.digests(this.handle)
   }
 
   moveToNative () {

@@ -27,6 +27,7 @@ const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, pars
 const { parseTimeout, startTimer } = require('./timeout')
 const { attach } = require('./intake')
 const linger = require('./linger')
+const { parseDigest, requestDigests } = require('./digest')
 
 // What bodyStream needs of `res`.
 const PAUSABLE = ['onData', 'onAborted', 'pause', 'resume']
@@ -42,7 +43,7 @@ const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
 // bodyStream's options (maxPreallocated, a buffered reader's, is taken and means nothing
 // here: nothing is preallocated).
-const STREAM_OPTIONS = ['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated']
+const STREAM_OPTIONS = ['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated', 'digest']
 
 /**
  * A uWS request body as a Readable stream of Buffers (decoded, for an encoded body).
@@ -52,7 +53,7 @@ function bodyStream (res, req, options) {
   checkResponse(res, 'bodyStream(res, req)', PAUSABLE)
   const o = streamOptions(options)
   const { contentLength, contentEncoding } = headersOf(req)
-  return new BodyStream(res, o, parseContentLength(contentLength), parseContentEncoding(contentEncoding))
+  return new BodyStream(res, o, parseContentLength(contentLength), parseContentEncoding(contentEncoding), requestDigests(o.digest, req))
 }
 
 /** bodyStream's options, read and checked once: the frozen value the stream reads. */
@@ -71,15 +72,19 @@ function streamOptions (given) {
     // long a large upload may legitimately take is the application's call.
     timeout: parseTimeout(options.timeout, 0),
     onAborted,
-    linger: linger.parseLinger(options.linger)
+    linger: linger.parseLinger(options.linger),
+    digest: parseDigest(options.digest)
   })
 }
 
 const DEFAULTS = streamOptions({})
 
 class BodyStream extends Readable {
-  constructor (res, { limit, inflate, timeout, highWaterMark, onAborted, linger: bounds }, expected, encoding) {
+  constructor (res, { limit, inflate, timeout, highWaterMark, onAborted, linger: bounds, digest }, expected, encoding, digests) {
     super({ highWaterMark })
+    // The digests a `digest` list asked for, set (and 'digest' emitted) before 'end'.
+    this.digests = null
+    this._digest = digest
     this._res = res
     this._expected = expected
     this._stopped = false
@@ -113,7 +118,9 @@ class BodyStream extends Readable {
       const error = errors.bodyError('ERR_BODY_INVALID_LENGTH', {})
       this._release(() => process.nextTick(() => this.destroy(error)), error)
     } else {
-      this._handle = native.streamCreate(expected, limit, encoding, inflate)
+      this._handle = digests === null
+        ? native.streamCreate(expected, limit, encoding, inflate)
+        : native.streamCreate(expected, limit, encoding, inflate, digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5)
       const refused = native.streamError(this._handle)
       if (refused !== null) {
         // Refused before any byte: 'error' once the rest is dropped, and never before the
@@ -219,7 +226,9 @@ class BodyStream extends Readable {
   }
 
   _end () {
+    if (this._digest > 0) this.digests = native.streamDigests(this._handle)
     this._release()
+    if (this.digests !== null) this.emit('digest', this.digests)
     this.push(null)
   }
 

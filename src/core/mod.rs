@@ -2,6 +2,7 @@
 
 pub mod body;
 pub mod decode;
+pub mod digest;
 pub mod encoding;
 pub mod error;
 pub mod ledger;

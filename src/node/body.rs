@@ -8,9 +8,10 @@ use napi_derive::napi;
 use super::buffer::into_buffer;
 use super::external;
 use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
-use super::protocol::{sizes, string_encoding};
+use super::protocol::{digest as digest_bit, sizes, string_encoding};
 use super::raw::*;
 use super::string;
+use crate::core::digest::{self, Algorithm, DigestOptions, Header};
 use crate::core::{text, Body, BodyError, BodyOptions, FinishError, Misuse};
 
 /// A length from JS, where a negative number means "none".
@@ -18,10 +19,14 @@ fn length_option(n: f64) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
 }
 
-/// create(contentLength, limit, maxPreallocated, contentEncoding, decode, knownMinimum?):
+/// create(contentLength, limit, maxPreallocated, contentEncoding, decode, knownMinimum?,
+/// requested?, contentDigest?, reprDigest?, contentMd5?):
 /// the JS side has validated and parsed the options; a negative contentLength means
-/// unknown. knownMinimum: for an unknown length, bytes about to be pushed.
+/// unknown. knownMinimum: for an unknown length, bytes about to be pushed. requested: the
+/// digests to make (protocol's `digest` bits); when it is a number, the three headers
+/// after it (strings, or anything else for none) are the digests the request declared.
 #[napi(js_name = "create", catch_unwind)]
+#[allow(clippy::too_many_arguments)]
 pub fn create(
     env: napi::Env,
     length: Unknown,
@@ -30,6 +35,10 @@ pub fn create(
     encoding: Unknown,
     decode: Unknown,
     known_minimum: Unknown,
+    requested: Unknown,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let (Some(length), Some(limit), Some(max_preallocated)) =
@@ -48,9 +57,79 @@ pub fn create(
             decode: bool_of(decode)? != Some(false),
             // Anything but a positive number is no hint.
             known_minimum: f64_of(known_minimum)?.map_or(0, amount),
+            digest: match f64_of(requested)? {
+                Some(mask) => digest_options(mask, content_digest, repr_digest, content_md5)?,
+                None => DigestOptions::default(),
+            },
         };
         external::create(&env, Body::new(&options))
     })
+}
+
+/// What create()'s and streamCreate()'s digest arguments ask: the headers parsed (an
+/// unparsable one is no digest, as RFC 9530 allows), the mask read as algorithms.
+pub(super) fn digest_options(
+    requested: f64,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
+) -> Result<DigestOptions> {
+    let mut declared = Vec::new();
+    if let Some(value) = string_of(content_digest)? {
+        declared.extend(digest::dictionary(Header::ContentDigest, &value));
+    }
+    if let Some(value) = string_of(repr_digest)? {
+        declared.extend(digest::dictionary(Header::ReprDigest, &value));
+    }
+    if let Some(value) = string_of(content_md5)? {
+        declared.extend(digest::content_md5(&value));
+    }
+    // Any number reaches here: out of range is none (`as` saturates, NaN is 0).
+    let mask = requested as u32;
+    Ok(DigestOptions {
+        declared,
+        requested: REQUESTED
+            .iter()
+            .filter(|(bit, _)| mask & bit != 0)
+            .map(|&(_, algorithm)| algorithm)
+            .collect(),
+    })
+}
+
+/// create()'s `requested` bits, as algorithms.
+const REQUESTED: [(u32, Algorithm); 4] = [
+    (digest_bit::SHA256, Algorithm::Sha256),
+    (digest_bit::SHA512, Algorithm::Sha512),
+    (digest_bit::MD5, Algorithm::Md5),
+    (digest_bit::CRC32C, Algorithm::Crc32c),
+];
+
+/// digests(body) -> null (none asked, or the body has not finished) | { sha256?: Buffer,
+/// sha512?, md5?, crc32c? }: the requested digests of the bytes the program got.
+#[napi(js_name = "digests", catch_unwind)]
+pub fn digests(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let made = external::with(handle, "digests", |body: &mut Body| body.digests().to_vec())?;
+        digests_answer(&env, made)
+    })
+}
+
+/// The requested digests as JS sees them: null when there are none.
+pub(super) fn digests_answer(
+    env: &napi::Env,
+    made: Vec<digest::Digest>,
+) -> Result<sys::napi_value> {
+    if made.is_empty() {
+        return js(env, Null);
+    }
+    let mut o = Object::new(env)?;
+    for d in made {
+        o.set(
+            d.algorithm.name(),
+            napi::bindgen_prelude::Buffer::from(d.bytes),
+        )?;
+    }
+    Ok(o.raw())
 }
 
 fn misuse(call: &str, misuse: Misuse) -> Thrown {
@@ -275,6 +354,10 @@ pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Resul
             o.set("reason", reason.name())?;
         }
         BodyError::OutOfMemory { .. } => {}
+        BodyError::DigestMismatch { header, algorithm } => {
+            o.set("header", *header)?;
+            o.set("algorithm", *algorithm)?;
+        }
     }
     Ok(o)
 }
