@@ -260,14 +260,46 @@ test('BodyAccumulator: declared digests as options, requested ones on acc.digest
   assert.equal(bad.push(small), true)
   assert.throws(() => bad.finish(), (err) => err.code === 'ERR_BODY_DIGEST_MISMATCH' && err.status === 400 && err.type === 'request.digest.mismatch')
   assert.equal(bad.length, 0) // its memory went with the error
-  // A body with nothing to check or make stays in the JS tier.
-  const plain = new BodyAccumulator({ contentLength: '3' })
-  assert.equal(plain.native, false)
+  // A small body of known length stays in the JS tier and is hashed in one call at its
+  // end; a larger one, or one of unknown length, is hashed as the native tier copies it.
   const checked = new BodyAccumulator({ contentLength: '3', contentMd5: md5Header(Buffer.from('abc')) })
-  assert.equal(checked.native, true)
+  assert.equal(checked.native, false)
   assert.equal(checked.push(Buffer.from('abc')), true)
   assert.equal(checked.finish().toString(), 'abc')
   assert.equal(checked.digests, null)
+  assert.equal(new BodyAccumulator({ contentMd5: md5Header(Buffer.from('abc')) }).native, true)
+  assert.equal(new BodyAccumulator({ contentLength: String(300 * KIB), limit: MIB, digest: ['md5'] }).native, true)
+  for (const [options, text] of [[{ contentLength: '0', digest: ['sha256'] }, false], [{ contentLength: '0', contentDigest: sf('sha256', Buffer.alloc(0)) }, true]]) {
+    const empty = new BodyAccumulator(options)
+    assert.equal(text ? empty.finishString() : empty.finish().length, text ? '' : 0)
+  }
+  const emptyWrong = new BodyAccumulator({ contentLength: '0', contentDigest: sf('sha256', Buffer.from('x')) })
+  assert.throws(() => emptyWrong.finishString(), (err) => err.code === 'ERR_BODY_DIGEST_MISMATCH')
+})
+
+test('the native edge: any value in the digest arguments is no digest or a TypeError, never a crash', () => {
+  const native = require('../lib/native')
+  const values = [undefined, null, true, 0, -1, NaN, Infinity, 2 ** 40, 'sha-256', {}, [], Symbol('x'), () => {}, 10n, Buffer.from('sha-256=:AAAA:')]
+  for (const v of values) {
+    for (const at of [0, 1, 2, 3]) {
+      const args = [15, null, null, null]
+      args[at] = v
+      const body = native.create(3, 100, 100, null, true, 0, ...args)
+      native.push(body, Buffer.from('abc'))
+      const out = native.finish(body)
+      assert.ok(out === false || Buffer.isBuffer(out), String(at))
+      native.digests(body)
+      const stream = native.streamCreate(3, 100, null, true, ...args)
+      native.streamDigests(stream)
+      native.streamAbort(stream)
+      try {
+        native.digestOf(Buffer.from('abc'), ...args)
+      } catch (err) {
+        assert.ok(err instanceof TypeError)
+      }
+    }
+    if (!Buffer.isBuffer(v)) assert.throws(() => native.digestOf(v, 15, null, null, null), TypeError)
+  }
 })
 
 /** The four parsers on one app, with digests asked; req.digests reported, errors by code. */

@@ -114,6 +114,48 @@ pub fn digests(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value>
     })
 }
 
+/// digestOf(bytes, requested, contentDigest?, reprDigest?, contentMd5?) -> null | { sha256?:
+/// Buffer, ... } | { code: 'ERR_BODY_DIGEST_MISMATCH', header, algorithm }: the digests of a
+/// whole body the JS tier read (an identity body, so every digest is over the same bytes),
+/// checked and made in one call while its bytes are still in cache. The arguments after
+/// `bytes` as create()'s. TypeError for `bytes` that is not a chunk push() would read.
+#[napi(js_name = "digestOf", catch_unwind)]
+pub fn digest_of(
+    env: napi::Env,
+    bytes: Unknown,
+    requested: Unknown,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let options = digest_options(
+            f64_of(requested)?.unwrap_or(0.0),
+            content_digest,
+            repr_digest,
+            content_md5,
+        )?;
+        let Some(mut digests) = digest::Digests::new(&options, true) else {
+            return js(&env, Null);
+        };
+        // SAFETY: napi-rs gives an export its arguments with the env of its own call.
+        let chunk = unsafe { get_chunk(env.raw(), bytes.raw())? };
+        match chunk {
+            Chunk::Bytes(bytes) => digests.sent(bytes),
+            // lib/body-store.js passes an empty body as an empty ArrayBuffer.
+            Chunk::Refused => {
+                return Err(type_error(
+                    "digestOf(bytes): an ArrayBuffer or a non-empty view",
+                ))
+            }
+        }
+        match digests.finish() {
+            Ok(()) => digests_answer(&env, digests.results().to_vec()),
+            Err(error) => Ok(error_object(&env, &error)?.raw()),
+        }
+    })
+}
+
 /// The requested digests as JS sees them: null when there are none.
 pub(super) fn digests_answer(
     env: &napi::Env,
