@@ -288,17 +288,21 @@ test('the native edge: any value in the digest arguments is no digest or a TypeE
       native.push(body, Buffer.from('abc'))
       const out = native.finish(body)
       assert.ok(out === false || Buffer.isBuffer(out), String(at))
-      native.digests(body)
-      const stream = native.streamCreate(3, 100, null, true, ...args)
-      native.streamDigests(stream)
-      native.streamAbort(stream)
-      try {
-        native.digestOf(Buffer.from('abc'), ...args)
-      } catch (err) {
-        assert.ok(err instanceof TypeError)
+      for (const out of [v, new Uint8Array(116)]) {
+        const tolerant = (call) => { try { call() } catch (err) { assert.ok(err instanceof TypeError, err.message) } }
+        tolerant(() => native.digests(body, out))
+        const stream = native.streamCreate(3, 100, null, true, ...args)
+        tolerant(() => native.streamDigests(stream, out))
+        native.streamAbort(stream)
+        tolerant(() => native.digestOf(Buffer.from('abc'), ...args, out))
       }
     }
-    if (!Buffer.isBuffer(v)) assert.throws(() => native.digestOf(v, 15, null, null, null), TypeError)
+    if (!Buffer.isBuffer(v)) assert.throws(() => native.digestOf(v, 15, null, null, null, new Uint8Array(116)), TypeError)
+    // A room too small, or one that is the body's own memory, is refused or written after
+    // the body was read.
+    assert.throws(() => native.digestOf(Buffer.from('abc'), 15, null, null, null, new Uint8Array(115)), TypeError)
+    const same = new Uint8Array(116)
+    assert.equal(native.digestOf(same, 1, null, null, null, same), 32)
   }
 })
 
@@ -437,6 +441,36 @@ test('bodyStream: a declared digest is checked before the end (an error instead 
         }
       }
     }
+  } finally {
+    server.close()
+  }
+})
+
+test('the 400 reaches fetch and node:http clients, on a connection kept alive for the next request', async () => {
+  const http = require('node:http')
+  const server = await startServer()
+  try {
+    const body = bodyOf(300 * KIB, 4)
+    const wrong = { 'content-digest': sf('sha256', body.subarray(1)) }
+    const r = await fetch(`http://127.0.0.1:${server.port}/read`, { method: 'POST', body, headers: wrong })
+    assert.equal(r.status, 400)
+    assert.equal(await r.text(), '400 ERR_BODY_DIGEST_MISMATCH content-digest sha256')
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    const post = (headers) => new Promise((resolve, reject) => {
+      const req = http.request({ port: server.port, host: '127.0.0.1', path: '/read', method: 'POST', agent, headers }, (res) => {
+        const parts = []
+        res.on('data', (d) => parts.push(d))
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(parts).toString(), socket: req.reusedSocket }))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    const bad = await post(wrong)
+    assert.equal(bad.status, 400)
+    const good = await post({ 'content-digest': sf('sha256', body) })
+    assert.equal(good.status, 200)
+    assert.equal(good.socket, true, 'the same connection served the next request')
+    agent.destroy()
   } finally {
     server.close()
   }

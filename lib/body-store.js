@@ -20,6 +20,7 @@ const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { STRING_ENCODING, SIZES } = require('./protocol')
 const { UNKNOWN, isIdentity } = require('./options')
+const { readDigests, SCRATCH } = require('./digest')
 
 // The largest known length read by the JS tier: above it, the native pool's warm memory
 // beats JS's copy (docs/performance.md, row 'JS tier bound').
@@ -60,7 +61,7 @@ function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, 
   }
   if (digests !== null) {
     return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate, 0,
-      digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5))
+      digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5), digests.requested)
   }
   // Encoded bodies are always native: the decoders live in src/core/decode.
   return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate))
@@ -225,12 +226,12 @@ class DigestStore extends BufferStore {
   finish () {
     const body = super.finish()
     const d = this.wanted
-    const made = native.digestOf(body.length === 0 ? EMPTY_ARRAY_BUFFER : body, d.requested, d.contentDigest, d.reprDigest, d.contentMd5)
-    if (made !== null && typeof made.code === 'string') {
+    const made = native.digestOf(body.length === 0 ? EMPTY_ARRAY_BUFFER : body, d.requested, d.contentDigest, d.reprDigest, d.contentMd5, SCRATCH)
+    if (typeof made !== 'number') {
       this.failure = errors.bodyError(made.code, made)
       return false
     }
-    this.made = made
+    this.made = readDigests(d.requested, made)
     return body
   }
 
@@ -253,8 +254,10 @@ const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
 /** The native tier: the body lives in src/core/body.rs, behind an external. */
 class NativeStore {
-  constructor (handle) {
+  /** requested: the digests asked for (lib/digest.js), read by digests(). */
+  constructor (handle, requested = 0) {
     this.handle = handle
+    this.requested = requested
   }
 
   // An ArrayBuffer (what uWS gives) goes as it is; the rest through lib/chunk.js, which
@@ -312,7 +315,7 @@ class NativeStore {
 
   /** After finish(): the digests asked for ({ sha256: Buffer, ... }), or null. */
   digests () {
-    return native.digests(this.handle)
+    return this.requested > 0 ? readDigests(this.requested, native.digests(this.handle, SCRATCH)) : null
   }
 
   moveToNative () {

@@ -4,6 +4,7 @@
 // copies the body: a body with a digest to check or make is always read by the native
 // tier (lib/body-store.js storeFor), so a body with none pays nothing here but the
 // option's one comparison and the headers' look-up.
+const { Buffer } = require('node:buffer')
 const { describe } = require('./options')
 const { DIGEST } = require('./protocol')
 const { SHA256, SHA512, MD5, CRC32C } = DIGEST
@@ -63,4 +64,25 @@ function requestDigests (mask, req) {
   return digestsFor(mask, req['content-digest'], req['repr-digest'], req['content-md5'])
 }
 
-module.exports = { parseDigest, parseOnDigest, digestsFor, requestDigests, OFF, CHECK, NAMES }
+// The addon writes a body's digests back to back into this scratch (src/node/body.rs
+// write_digests), in the order of DIGEST's bits; each is copied out into a Buffer of its own.
+const ORDER = [['sha256', SHA256, 32], ['sha512', SHA512, 64], ['md5', MD5, 16], ['crc32c', CRC32C, 4]]
+const SCRATCH = new Uint8Array(116)
+
+/**
+ * The digests a `mask` asked for, from what `write(SCRATCH)` (an addon call) wrote:
+ * { sha256: Buffer, ... }, or null when it wrote none.
+ */
+function readDigests (mask, written) {
+  if (written === 0) return null
+  const digests = {}
+  let at = 0
+  for (const [name, bit, size] of ORDER) {
+    if ((mask & bit) === 0) continue
+    digests[name] = Buffer.from(SCRATCH.subarray(at, at + size))
+    at += size
+  }
+  return digests
+}
+
+module.exports = { parseDigest, parseOnDigest, digestsFor, requestDigests, readDigests, SCRATCH, OFF, CHECK, NAMES }

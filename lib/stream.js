@@ -27,7 +27,7 @@ const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, pars
 const { parseTimeout, startTimer } = require('./timeout')
 const { attach } = require('./intake')
 const linger = require('./linger')
-const { parseDigest, requestDigests } = require('./digest')
+const { parseDigest, requestDigests, readDigests, SCRATCH } = require('./digest')
 
 // What bodyStream needs of `res`.
 const PAUSABLE = ['onData', 'onAborted', 'pause', 'resume']
@@ -226,7 +226,7 @@ class BodyStream extends Readable {
   }
 
   _end () {
-    if (this._digest > 0) this.digests = native.streamDigests(this._handle)
+    if (this._digest > 0) this.digests = readDigests(this._digest, native.streamDigests(this._handle, SCRATCH))
     this._release()
     if (this.digests !== null) this.emit('digest', this.digests)
     this.push(null)

@@ -104,21 +104,25 @@ const REQUESTED: [(u32, Algorithm); 4] = [
     (digest_bit::CRC32C, Algorithm::Crc32c),
 ];
 
-/// digests(body) -> null (none asked, or the body has not finished) | { sha256?: Buffer,
-/// sha512?, md5?, crc32c? }: the requested digests of the bytes the program got.
+/// digests(body, out) -> the number of bytes written into `out` (a Uint8Array of at least
+/// `DIGESTS_MAX` bytes): the requested digests of the bytes the program got, back to back
+/// in the order of protocol's `digest` bits; 0 when none were asked or the body has not
+/// finished. Written into the caller's memory, not made as an object of Buffers: N-API's
+/// objects and Buffers cost more than a small body's hash.
 #[napi(js_name = "digests", catch_unwind)]
-pub fn digests(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+pub fn digests(env: napi::Env, handle: Unknown, out: Unknown) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let made = external::with(handle, "digests", |body: &mut Body| body.digests().to_vec())?;
-        digests_answer(&env, made)
+        js(&env, write_digests(&env, &made, out)? as f64)
     })
 }
 
-/// digestOf(bytes, requested, contentDigest?, reprDigest?, contentMd5?) -> null | { sha256?:
-/// Buffer, ... } | { code: 'ERR_BODY_DIGEST_MISMATCH', header, algorithm }: the digests of a
-/// whole body the JS tier read (an identity body, so every digest is over the same bytes),
-/// checked and made in one call while its bytes are still in cache. The arguments after
-/// `bytes` as create()'s. TypeError for `bytes` that is not a chunk push() would read.
+/// digestOf(bytes, requested, contentDigest?, reprDigest?, contentMd5?, out) -> the number
+/// of bytes written into `out` (as digests()) | { code: 'ERR_BODY_DIGEST_MISMATCH', header,
+/// algorithm }: the digests of a whole body the JS tier read (an identity body, so every
+/// digest is over the same bytes), checked and made in one call while its bytes are still
+/// in cache. The arguments between as create()'s. TypeError for `bytes` that is not a
+/// chunk push() would read, or an `out` too small.
 #[napi(js_name = "digestOf", catch_unwind)]
 pub fn digest_of(
     env: napi::Env,
@@ -127,6 +131,7 @@ pub fn digest_of(
     content_digest: Unknown,
     repr_digest: Unknown,
     content_md5: Unknown,
+    out: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let options = digest_options(
@@ -136,42 +141,55 @@ pub fn digest_of(
             content_md5,
         )?;
         let Some(mut digests) = digest::Digests::new(&options, true) else {
-            return js(&env, Null);
+            return js(&env, 0.0);
         };
-        // SAFETY: napi-rs gives an export its arguments with the env of its own call.
-        let chunk = unsafe { get_chunk(env.raw(), bytes.raw())? };
-        match chunk {
-            Chunk::Bytes(bytes) => digests.sent(bytes),
-            // lib/body-store.js passes an empty body as an empty ArrayBuffer.
-            Chunk::Refused => {
-                return Err(type_error(
-                    "digestOf(bytes): an ArrayBuffer or a non-empty view",
-                ))
+        {
+            // SAFETY: napi-rs gives an export its arguments with the env of its own call;
+            // the borrow ends in this block, before `out` is written.
+            let chunk = unsafe { get_chunk(env.raw(), bytes.raw())? };
+            match chunk {
+                Chunk::Bytes(bytes) => digests.sent(bytes),
+                // lib/body-store.js passes an empty body as an empty ArrayBuffer.
+                Chunk::Refused => {
+                    return Err(type_error(
+                        "digestOf(bytes): an ArrayBuffer or a non-empty view",
+                    ))
+                }
             }
         }
         match digests.finish() {
-            Ok(()) => digests_answer(&env, digests.results().to_vec()),
+            Ok(()) => js(&env, write_digests(&env, digests.results(), out)? as f64),
             Err(error) => Ok(error_object(&env, &error)?.raw()),
         }
     })
 }
 
-/// The requested digests as JS sees them: null when there are none.
-pub(super) fn digests_answer(
+/// The most bytes the digests of one body take (every algorithm asked).
+const DIGESTS_MAX: usize = 32 + 64 + 16 + 4;
+
+/// Writes `made` back to back at the front of `out`, a Uint8Array of at least
+/// `DIGESTS_MAX` bytes: the number of bytes written.
+pub(super) fn write_digests(
     env: &napi::Env,
-    made: Vec<digest::Digest>,
-) -> Result<sys::napi_value> {
+    made: &[digest::Digest],
+    out: Unknown,
+) -> Result<usize> {
     if made.is_empty() {
-        return js(env, Null);
+        return Ok(0);
     }
-    let mut o = Object::new(env)?;
+    // SAFETY: napi-rs gives an export its arguments with the env of its own call; no
+    // other borrow of JS memory is live (digestOf's chunk ended before).
+    let room = unsafe { get_room(env.raw(), out.raw())? }
+        .filter(|room| room.len() >= DIGESTS_MAX)
+        .ok_or_else(|| type_error("digests: out must be a Uint8Array of 116 bytes or more"))?;
+    let mut at = 0;
     for d in made {
-        o.set(
-            d.algorithm.name(),
-            napi::bindgen_prelude::Buffer::from(d.bytes),
-        )?;
+        for (o, &b) in room[at..].iter_mut().zip(&d.bytes) {
+            o.write(b);
+        }
+        at += d.bytes.len();
     }
-    Ok(o.raw())
+    Ok(at)
 }
 
 fn misuse(call: &str, misuse: Misuse) -> Thrown {

@@ -9,7 +9,7 @@ use napi::bindgen_prelude::{Null, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::{abort_answer, digest_options, digests_answer, error_answer};
+use super::body::{abort_answer, digest_options, error_answer, write_digests};
 use super::external;
 use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
@@ -183,14 +183,18 @@ pub fn stream_error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_v
     error_answer(&env, handle, "streamError", BodyStream::error)
 }
 
-/// streamDigests(stream) -> null | { sha256?: Buffer, ... }: as digests() (body.rs), once
+/// streamDigests(stream, out) -> bytes written into `out`: as digests() (body.rs), once
 /// streamRead reported the end.
 #[napi(js_name = "streamDigests", catch_unwind)]
-pub fn stream_digests(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
+pub fn stream_digests(
+    env: napi::Env,
+    handle: Unknown,
+    out: Unknown,
+) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let made = external::with(handle, "streamDigests", |stream: &mut BodyStream| {
             stream.digests().to_vec()
         })?;
-        digests_answer(&env, made)
+        js(&env, write_digests(&env, &made, out)? as f64)
     })
 }
