@@ -419,6 +419,8 @@ export interface MultipartFileInfo {
 export interface MultipartFile extends MultipartFileInfo {
   /** Bytes received. */
   size: number
+  /** With a `digest` list: the file's digests, made as its bytes were parsed (set at the part's end, before the file is stored). */
+  digests?: Digests | null
 }
 
 /** A file kept in memory: a view of one Buffer shared by the request's files. */
@@ -459,6 +461,12 @@ export interface MultipartCommonOptions {
   highWaterMark?: number
   /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 1 MiB. */
   maxPreallocated?: number
+  /**
+   * Each file's digests, made as its bytes are parsed (decoded, for a compressed form),
+   * on the file object as `digests`. A form's own declared digests (Content-Digest...) are
+   * not checked: true and false are TypeErrors here.
+   */
+  digest?: readonly DigestAlgorithm[]
 }
 
 export interface ReadMultipartOptions extends MultipartCommonOptions {
@@ -505,6 +513,8 @@ export interface MulterFile {
   buffer?: Buffer
   /** While a storage engine's _handleFile runs: the file's bytes, as they arrive. */
   stream?: import('node:stream').Readable
+  /** With a `digest` list: the file's digests (set when its stream ends, before its storage engine calls back). */
+  digests?: Digests | null
 }
 
 

@@ -475,3 +475,55 @@ test('the 400 reaches fetch and node:http clients, on a connection kept alive fo
     server.close()
   }
 })
+
+test('multipart files: each file\'s digests on the file object, made as its bytes are parsed, in memory, on disk and under multipart()', async () => {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const { formBody, contentType } = require('./helpers/multipart')
+  const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-digest-'))
+  const app = uWS.App()
+  app.post('/form', (res, req) => {
+    const storage = req.getHeader('x-storage') === 'disk' ? { dest } : 'memory'
+    uwsBody.readMultipart(res, req, { storage, digest: ['sha256', 'crc32c'], limits: { fileSize: 64 * MIB }, limit: 128 * MIB }).then((result) => {
+      const files = result.files.map((f) => {
+        if (f.path) fs.unlinkSync(f.path)
+        return { name: f.originalname, size: f.size, sha256: f.digests.sha256.toString('hex'), crc32c: f.digests.crc32c.toString('hex') }
+      })
+      if (!res.aborted) res.cork(() => res.end(JSON.stringify({ files, fields: result.fields })))
+    }, (err) => { if (!res.aborted) res.cork(() => res.writeStatus('400 Error').end(String(err.code))) })
+  })
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (t) => resolve({ port: uWS.us_socket_local_port(t), token: t })))
+  const ue = ultimateExpress()
+  ue.post('/multer', uwsBody.multipart({ digest: ['md5'] }).any(), (req, res) => {
+    res.json(req.files.map((f) => ({ name: f.originalname, md5: f.digests.md5.toString('hex') })))
+  })
+  await new Promise((resolve) => ue.listen(0, '127.0.0.1', resolve))
+  try {
+    const files = [bodyOf(0, 1), bodyOf(1, 2), bodyOf(70 * KIB, 3), bodyOf(3 * MIB, 4), Buffer.from('--XbOuNdArYx\r\n\r\n--XbOuNdArY')]
+    const parts = [{ name: 'a', value: 'field' }, ...files.map((data, i) => ({ name: `f${i}`, filename: `f${i}.bin`, type: 'application/octet-stream', data })), { name: 'z', value: 'last' }]
+    const body = formBody(parts)
+    for (const storage of ['memory', 'disk']) {
+      for (const chunked of [false, true]) {
+        const r = await request(port.port, { path: '/form', body, chunked, chunkSize: 40 * KIB, cuts: [1, 100, 1000, 70000], headers: { 'content-type': contentType(), 'x-storage': storage } })
+        assert.equal(r.status, 200, `${storage} ${chunked} ${r.body}`)
+        const got = JSON.parse(r.body)
+        assert.deepEqual(got.fields, { a: 'field', z: 'last' })
+        assert.deepEqual(got.files, files.map((data, i) => ({ name: `f${i}.bin`, size: data.length, sha256: hash('sha256', data).toString('hex'), crc32c: crc32c(data).toString('hex') })), `${storage} ${chunked}`)
+      }
+    }
+    // An encoded form: each file's digests are over its decoded bytes.
+    const gz = zlib.gzipSync(body)
+    const r = await request(port.port, { path: '/form', body: gz, headers: { 'content-type': contentType(), 'content-encoding': 'gzip' } })
+    assert.deepEqual(JSON.parse(r.body).files.map((f) => f.sha256), files.map((d) => hash('sha256', d).toString('hex')))
+    const m = await request(ue.port, { path: '/multer', body, headers: { 'content-type': contentType() } })
+    assert.equal(m.status, 200, m.body)
+    assert.deepEqual(JSON.parse(m.body), files.map((data, i) => ({ name: `f${i}.bin`, md5: hash('md5', data).toString('hex') })))
+    assert.throws(() => uwsBody.multipart({ digest: true }), /a list of/)
+    assert.throws(() => uwsBody.multipart({ digest: ['sha1'] }), /unknown digest/)
+  } finally {
+    uWS.us_listen_socket_close(port.token)
+    ue.close()
+    fs.rmSync(dest, { recursive: true, force: true })
+  }
+})

@@ -47,6 +47,11 @@ uWS.App().post('/digest-stream', (res, req) => {
   const wrong: DigestOption = ['sha1']
   void d; void option; void wrong
   ultimateExpress().post('/d', json({ digest: ['sha256'] }), (req: any, res: any) => res.json(req.digests))
+  uWS.App().post('/form-digest', (res, req) => {
+    readMultipart(res, req, { digest: ['sha256'] }).then((r) => res.end(r.files.map((f) => f.digests?.sha256?.toString('hex')).join()))
+  })
+  // @ts-expect-error a form's declared digests are not checked: a list only
+  readMultipart(uWS.App() as any, {} as any, { digest: true })
 }
 
 uWS.App().post('/upload', (res, req) => {

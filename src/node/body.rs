@@ -84,16 +84,21 @@ pub(super) fn digest_options(
     if let Some(value) = string_of(content_md5)? {
         declared.extend(digest::content_md5(&value));
     }
-    // Any number reaches here: out of range is none (`as` saturates, NaN is 0).
-    let mask = requested as u32;
     Ok(DigestOptions {
         declared,
-        requested: REQUESTED
-            .iter()
-            .filter(|(bit, _)| mask & bit != 0)
-            .map(|&(_, algorithm)| algorithm)
-            .collect(),
+        requested: requested_algorithms(requested),
     })
+}
+
+/// The algorithms of a `requested` argument, in the order of protocol's `digest` bits.
+pub(super) fn requested_algorithms(requested: f64) -> Vec<Algorithm> {
+    // Any number reaches here: out of range is none (`as` saturates, NaN is 0).
+    let mask = requested as u32;
+    REQUESTED
+        .iter()
+        .filter(|(bit, _)| mask & bit != 0)
+        .map(|&(_, algorithm)| algorithm)
+        .collect()
 }
 
 /// create()'s `requested` bits, as algorithms.

@@ -275,3 +275,50 @@ impl Digests {
         &self.done
     }
 }
+
+/// The digests of each part of a form, made as its bytes are parsed (multipart files):
+/// the running ones of the current part, and the finished ones of the part that ended last.
+#[derive(Debug, Clone)]
+pub struct PartDigests {
+    requested: Vec<Algorithm>,
+    running: Vec<Hasher>,
+    last: Vec<Digest>,
+}
+
+impl PartDigests {
+    /// None when nothing is asked.
+    pub fn new(requested: &[Algorithm]) -> Option<PartDigests> {
+        (!requested.is_empty()).then(|| PartDigests {
+            requested: requested.to_vec(),
+            running: Vec::new(),
+            last: Vec::new(),
+        })
+    }
+
+    /// A part begins.
+    pub fn begin(&mut self) {
+        self.running = self.requested.iter().map(|&a| Hasher::new(a)).collect();
+    }
+
+    /// Bytes of the current part's body.
+    pub fn update(&mut self, bytes: &[u8]) {
+        for h in &mut self.running {
+            h.update(bytes);
+        }
+    }
+
+    /// The current part ended: its digests are `last()` until the next one ends.
+    pub fn end(&mut self) {
+        self.last = std::mem::take(&mut self.running)
+            .iter()
+            .map(|h| Digest {
+                algorithm: h.algorithm,
+                bytes: h.digest(),
+            })
+            .collect();
+    }
+
+    pub fn last(&self) -> &[Digest] {
+        &self.last
+    }
+}
