@@ -365,3 +365,22 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Any header value a client sends parses to digests of the right lengths, or none,
+    /// never a panic.
+    #[test]
+    fn any_header_value_parses_or_is_ignored(value in ".{0,200}", bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
+        let lossy = String::from_utf8_lossy(&bytes);
+        for v in [value.as_str(), &lossy] {
+            for header in [Header::ContentDigest, Header::ReprDigest] {
+                for d in dictionary(header, v) {
+                    prop_assert_eq!(d.expected.len(), d.algorithm.size());
+                }
+            }
+            if let Some(d) = content_md5(v) {
+                prop_assert_eq!(d.expected.len(), 16);
+            }
+        }
+    }
+}
