@@ -116,9 +116,21 @@ const REQUESTED: [(u32, Algorithm); 4] = [
 /// objects and Buffers cost more than a small body's hash.
 #[napi(js_name = "digests", catch_unwind)]
 pub fn digests(env: napi::Env, handle: Unknown, out: Unknown) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        let made = external::with(handle, "digests", |body: &mut Body| body.digests().to_vec())?;
-        js(&env, write_digests(&env, &made, out)? as f64)
+    digests_answer(&env, handle, "digests", Body::digests, out)
+}
+
+/// What digests(), streamDigests() and multipartDigests() do: write the digests `of`
+/// finds into `out` (write_digests), and answer how many bytes that took.
+pub(super) fn digests_answer<T: external::Tagged>(
+    env: &napi::Env,
+    handle: Unknown,
+    call: &str,
+    of: fn(&T) -> &[digest::Digest],
+    out: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(env, || {
+        let made = external::with(handle, call, |handle: &mut T| of(handle).to_vec())?;
+        js(env, write_digests(env, &made, out)? as f64)
     })
 }
 

@@ -10,7 +10,7 @@ use napi::sys;
 use napi_derive::napi;
 
 use super::body::{
-    abort_answer, error_object as body_error_object, requested_algorithms, write_digests,
+    abort_answer, digests_answer, error_object as body_error_object, requested_algorithms,
 };
 use super::buffer::into_buffer;
 use super::external;
@@ -481,10 +481,5 @@ pub fn multipart_digests(
     handle: Unknown,
     out: Unknown,
 ) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        let made = external::with(handle, "multipartDigests", |upload: &mut Upload| {
-            upload.part_digests().to_vec()
-        })?;
-        js(&env, write_digests(&env, &made, out)? as f64)
-    })
+    digests_answer(&env, handle, "multipartDigests", Upload::part_digests, out)
 }

@@ -9,7 +9,7 @@ use napi::bindgen_prelude::{Null, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::{abort_answer, digest_options, error_answer, write_digests};
+use super::body::{abort_answer, digest_options, digests_answer, error_answer};
 use super::external;
 use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
@@ -191,10 +191,5 @@ pub fn stream_digests(
     handle: Unknown,
     out: Unknown,
 ) -> napi::Result<sys::napi_value> {
-    guarded(&env, || {
-        let made = external::with(handle, "streamDigests", |stream: &mut BodyStream| {
-            stream.digests().to_vec()
-        })?;
-        js(&env, write_digests(&env, &made, out)? as f64)
-    })
+    digests_answer(&env, handle, "streamDigests", BodyStream::digests, out)
 }
