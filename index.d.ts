@@ -104,6 +104,7 @@ export type BodyErrorType =
   | 'encoding.invalid'
   | 'memory.exhausted'
   | 'request.digest.mismatch'
+  | 'memory.budget'
   | 'request.timeout'
   | 'multipart.unsupported'
   | 'multipart.boundary'
@@ -127,6 +128,7 @@ export type BodyErrorCode =
   | 'ECONNABORTED'
   | 'ERR_BODY_OUT_OF_MEMORY'
   | 'ERR_BODY_DIGEST_MISMATCH'
+  | 'ERR_BODY_BUDGET'
   | 'ERR_BODY_STRING_TOO_LONG'
   | 'ERR_BODY_TIMEOUT'
   | 'ERR_MULTIPART_CONTENT_TYPE'
@@ -195,6 +197,8 @@ export class BodyError extends Error {
   header?: 'content-digest' | 'repr-digest' | 'content-md5'
   /** The algorithm of that digest. */
   algorithm?: DigestAlgorithm
+  /** Headers the answer carries (memory.budget: Retry-After), as http-errors' `headers`. */
+  headers?: Record<string, string>
 }
 
 export class BodyAccumulator {
@@ -299,9 +303,28 @@ export interface Stats {
    * Buffers, which V8 counts itself), so that its garbage collector sees them.
    */
   bytesReported: number
+  /** The memory budget (setMemoryBudget): Infinity when there is none. */
+  memoryBudget: number
+  /**
+   * Bytes reserved under the budget, all threads: bodies being read, native blocks until
+   * they go back to the pool, and other threads' idle JS-tier credit (at most two leases
+   * of a 64th of the budget, 1 MiB at most, each). 0 on a quiet single-threaded server.
+   */
+  budgetReserved: number
+  /** Bodies refused for the budget (503 ERR_BODY_BUDGET) since the process started. */
+  budgetRefusals: number
 }
 
 export function stats(): Stats
+
+/**
+ * Bounds the memory held by bodies being read, process-wide (every worker thread). A body
+ * of a declared length is admitted whole or refused before any byte is read; one of
+ * unknown length, or decoded, reserves as it grows. A refusal is a 503 BodyError with code
+ * ERR_BODY_BUDGET and a Retry-After header (`headers`). Infinity: no budget. Default: a
+ * quarter of the cgroup's memory limit, else of physical memory.
+ */
+export function setMemoryBudget(bytes: number): void
 
 /** Bounds the bytes the pool keeps idle (default 256 MiB); 0 disables pooling. */
 export function setPoolLimit(bytes: number): void

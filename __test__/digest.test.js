@@ -527,3 +527,16 @@ test('multipart files: each file\'s digests on the file object, made as its byte
     fs.rmSync(dest, { recursive: true, force: true })
   }
 })
+
+test('a body with a digest is held to the memory budget as any other: ERR_BODY_BUDGET, in both tiers', () => {
+  // A process of its own: this one's JS tier holds credit leased by the tests before.
+  const { runChild, ending } = require('./helpers/child')
+  const r = runChild(`
+    const u = require(ROOT)
+    u.setMemoryBudget(1000)
+    const codes = ['5000', String(300 * 1024)].map((contentLength) =>
+      new u.BodyAccumulator({ contentLength, limit: 1 << 20, contentMd5: 'kAFQmDzST7DWlj99KOF/cg==', digest: ['sha256'] }).error?.code)
+    console.log(JSON.stringify(codes))`)
+  assert.equal(r.status, 0, ending(r))
+  assert.deepEqual(JSON.parse(r.stdout), ['ERR_BODY_BUDGET', 'ERR_BODY_BUDGET'])
+})

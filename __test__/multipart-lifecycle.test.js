@@ -404,3 +404,31 @@ test('over uWS: after all of them, a form is read whole', async () => {
   await until(() => ctx.answer.endsWith('done'), 'the answer')
   ctx.socket.destroy()
 })
+
+test('over uWS: an engine that calls back before its file ended does not hold the client', async () => {
+  // highWaterMark 16: more than 8 x 16 bytes of files with their engines, not stored yet,
+  // pause the client (lib/multipart/turns.js). A file whose engine has already called
+  // back is stored, and its bytes must not count there.
+  const ctx = wire()
+  try {
+    await stalledBefore(ctx)
+  } finally {
+    ctx.socket.destroy()
+  }
+})
+
+async function stalledBefore (ctx) {
+  ctx.send(filePart('a') + 'x'.repeat(400))
+  await until(() => ctx.storage.handled.length === 1, 'the file reached its engine')
+  ctx.storage.answerNext(null)
+  await sleep(20)
+  ctx.send(nextPart('b') + 'y')
+  await until(() => ctx.storage.handled.length === 2, 'the second file reached its engine')
+  await sleep(20)
+  ctx.send(END)
+  ctx.end()
+  await sleep(50)
+  ctx.storage.answerAll()
+  await until(() => ctx.outcomes.length > 0, 'an outcome: the rest of the form was read')
+  assert.deepEqual(ctx.outcomes, ['done'])
+}

@@ -8,7 +8,8 @@ const os = require('node:os')
 const path = require('node:path')
 const vm = require('node:vm')
 const { execFileSync } = require('node:child_process')
-const { BodyAccumulator, JS_TIER_MAX } = require('..')
+const { BodyAccumulator, JS_TIER_MAX, setMemoryBudget } = require('..')
+const { defaultBudget } = require('../lib/budget')
 const native = require('../lib/native')
 const { runChild, ending } = require('./helpers/child')
 const { bytesInUseAfterGc } = require('./helpers/memory')
@@ -72,7 +73,11 @@ test('a client-chosen length never aborts the process: 413, or 503 when memory r
     // The program allowed anything; the client declares ~91 TB.
     const acc = new BodyAccumulator({ limit: Infinity, maxPreallocated: Infinity, contentLength: '99999999999999' })
     out.public = [acc.error.status, acc.error.code]
-    // The same through the native functions, past the JS layer's Buffer-size cap.
+    // The same through the native functions, past the JS layer's Buffer-size cap: the
+    // default memory budget refuses it first; without one, the allocator does.
+    const budgeted = native.create(99999999999999, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, null, true)
+    out.budgeted = native.error(budgeted).code
+    require(ROOT).setMemoryBudget(Infinity)
     const body = native.create(99999999999999, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, null, true)
     out.native = native.error(body).code
     out.push = native.push(body, Buffer.alloc(10))
@@ -81,9 +86,10 @@ test('a client-chosen length never aborts the process: 413, or 503 when memory r
   assert.equal(r.status, 0, ending(r))
   const out = JSON.parse(r.stdout)
   assert.ok(
-    (out.public[0] === 413 && out.public[1] === 'ERR_BODY_TOO_LARGE') || (out.public[0] === 503 && out.public[1] === 'ERR_BODY_OUT_OF_MEMORY'),
+    (out.public[0] === 413 && out.public[1] === 'ERR_BODY_TOO_LARGE') || (out.public[0] === 503 && out.public[1] === 'ERR_BODY_BUDGET'),
     `${out.public}`
   )
+  assert.equal(out.budgeted, 'ERR_BODY_BUDGET')
   assert.equal(out.native, 'ERR_BODY_OUT_OF_MEMORY')
   assert.equal(out.push, false)
 })
@@ -104,6 +110,8 @@ test('real memory exhaustion while a body grows is a 503, and the process lives'
     const limit = vsz + 512 * 1024 * 1024
     require('node:child_process').execFileSync(${JSON.stringify(prlimit)}, ['--pid', String(process.pid), '--as=' + limit])
     const out = {}
+    // The allocator's refusals, not the memory budget's.
+    require(ROOT).setMemoryBudget(Infinity)
     // Known length, a preallocation the program allowed: 1 GiB at once.
     const big = new BodyAccumulator({ limit: '4gb', maxPreallocated: Infinity, contentLength: 2 ** 30 })
     out.prealloc = big.error && big.error.code
@@ -249,7 +257,10 @@ test('the native functions take any JavaScript value without crashing', () => {
   native.setPoolLimit(256 * MIB)
 })
 
-test('any value as create()\'s size hint: the body is its bytes, or a 503, never a crash', () => {
+test('any value as create()\'s size hint: the body is its bytes, or a 503, never a crash', (t) => {
+  // The allocator's answer, not the memory budget's (budget.test.js has those).
+  setMemoryBudget(Infinity)
+  t.after(() => setMemoryBudget(defaultBudget()))
   const chunk = Buffer.from('hinted')
   for (const hint of [undefined, null, -1, 0, NaN, 1, 6, 7, 2 ** 20, 2 ** 53, Infinity, -Infinity, 2 ** 64, '99', {}, 10n]) {
     for (const [limit, maxPreallocated] of [[1000, 1000], [Infinity, 2 ** 20], [Infinity, Infinity]]) {

@@ -20,7 +20,8 @@ const CODE = /^[A-Za-z0-9_.-]{1,64}$/
  * Answers `error` on the uWS response `res`: status from error.status (400-599, else
  * 500), a short JSON body { status, code, message } (code and message only for errors
  * meant for the client: `expose`, or any status under 500), or options.body /
- * options.contentType. options.headers: more headers. options.bodyEnded, options.linger:
+ * options.contentType. The error's `headers` (an object, as http-errors' and a budget
+ * refusal's) are sent, then options.headers. options.bodyEnded, options.linger:
  * for a body that uws-body does not read (BodyAccumulator): whether its last chunk was
  * seen (default true), and, when not, the bounds for the rest, which answerError then
  * reads itself (its onData replaces the caller's). Does nothing once `res.aborted` is set
@@ -81,6 +82,11 @@ function replyOf (error, o) {
   }
   const headers = []
   if (contentType !== undefined) headers.push(['content-type', contentType])
+  // The error's own headers (a budget refusal's Retry-After), as Express's finalhandler
+  // sends them; the options' come after.
+  if (e.headers !== null && typeof e.headers === 'object') {
+    for (const name of Object.keys(e.headers)) headers.push([name, String(e.headers[name])])
+  }
   const more = objectOption(o.headers, 'answerError options.headers')
   for (const name of Object.keys(more)) headers.push([name, String(more[name])])
   return { status, statusText, body, headers: headers.filter(sendable) }

@@ -16,6 +16,7 @@
 const { Buffer } = require('node:buffer')
 const native = require('./native')
 const textScratch = require('./text-scratch')
+const budget = require('./budget')
 const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { STRING_ENCODING, SIZES } = require('./protocol')
@@ -70,7 +71,12 @@ function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, 
 /** The store of a body refused before it began: it holds nothing, ever. */
 const emptyStore = () => new BufferStore(0, 0)
 
-/** The JS tier: one Buffer, of the declared length, or of a body's only chunk. */
+/**
+ * The JS tier: one Buffer, of the declared length, or of a body's only chunk. Its bytes
+ * are reserved from the memory budget (lib/budget.js) before the Buffer is made, until it
+ * is handed out or let go: a declared length that does not fit is refused before any
+ * byte is read.
+ */
 class BufferStore {
   constructor (expected, firstChunkMax) {
     this.buf = null
@@ -78,7 +84,28 @@ class BufferStore {
     // Bytes the Buffer is for: a declared length, or, once it came, the first chunk.
     this.room = expected > 0 ? expected : 0
     this.firstChunkMax = firstChunkMax
-    if (this.room > 0) this.buf = this.alloc(this.room)
+    // Bytes reserved from the budget; the refusal when it had no room.
+    this.reserved = 0
+    this.refused = null
+    if (this.room > 0 && this.reserve(this.room)) this.buf = this.alloc(this.room)
+  }
+
+  reserve (n) {
+    if (budget.take(n)) {
+      this.reserved = n
+      return true
+    }
+    this.refused = errors.overBudget(n)
+    return false
+  }
+
+  // The reservation goes back once: the Buffer was handed out or let go.
+  unreserve () {
+    const n = this.reserved
+    if (n !== 0) {
+      this.reserved = 0
+      budget.give(n)
+    }
   }
 
   alloc (n) {
@@ -93,7 +120,7 @@ class BufferStore {
     const end = this.length + bytes.length
     if (end > this.room) {
       // Only a body of unknown length gets here: its first chunk is its Buffer, if small.
-      if (this.buf !== null || end > this.firstChunkMax) return false
+      if (this.buf !== null || end > this.firstChunkMax || !this.reserve(end)) return false
       this.room = end
       this.buf = this.alloc(end)
     }
@@ -105,6 +132,7 @@ class BufferStore {
   finish () {
     const buf = this.buf
     this.buf = null
+    this.unreserve()
     return buf === null ? EMPTY() : buf
   }
 
@@ -114,10 +142,11 @@ class BufferStore {
 
   release () {
     this.buf = null
+    this.unreserve()
   }
 
   error () {
-    return null
+    return this.refused
   }
 
   get received () {
@@ -180,6 +209,7 @@ class ScratchStore extends BufferStore {
     const buf = this.buf
     this.buf = null
     this.scratch = false
+    this.unreserve()
     if (buf.length === this.length) return buf
     const body = Buffer.allocUnsafe(this.length)
     buf.copy(body, 0, 0, this.length)
@@ -202,6 +232,7 @@ class ScratchStore extends BufferStore {
   release () {
     const buf = this.buf
     this.buf = null
+    this.unreserve()
     if (this.scratch) {
       this.scratch = false
       textScratch.give(buf)
@@ -240,8 +271,9 @@ class DigestStore extends BufferStore {
     return body === false ? false : decode(body, encoding, body.length)
   }
 
+  // A mismatch, else the budget's refusal (BufferStore's).
   error () {
-    return this.failure
+    return this.failure !== null ? this.failure : super.error()
   }
 
   digests () {

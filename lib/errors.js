@@ -33,6 +33,9 @@ const KINDS = {
   // The body's digest is not the one its request declared (Content-Digest, Repr-Digest,
   // Content-MD5): `header` names the header, `algorithm` the hash (lib/digest.js).
   ERR_BODY_DIGEST_MISMATCH: [400, 'request.digest.mismatch', (f) => `${f.header} ${f.algorithm} digest does not match the body`],
+  // The process's memory budget (setMemoryBudget) has no room for this body now: the
+  // error carries a Retry-After header (`headers`, as http-errors' do).
+  ERR_BODY_BUDGET: [503, 'memory.budget', () => 'the server is reading too many request bodies; try again later'],
   // A body read as text (finishString, readText, the text parsers) whose string would be
   // longer than V8 makes one: `limit` is buffer.constants.MAX_STRING_LENGTH.
   ERR_BODY_STRING_TOO_LONG: [413, 'entity.too.large', () => 'request entity too large to be read as a string'],
@@ -99,8 +102,14 @@ const REASONS = {
 
 function bodyError (code, fields) {
   const [status, type, message] = KINDS[code]
-  return new BodyError(message(fields), { ...fields, code, status, type })
+  const err = new BodyError(message(fields), { ...fields, code, status, type })
+  if (code === 'ERR_BODY_BUDGET') err.headers = { 'Retry-After': RETRY_AFTER }
+  return err
 }
+
+// The Retry-After of a refusal for the memory budget, in seconds: bodies being read end
+// and return their memory in about that time.
+const RETRY_AFTER = '1'
 
 function tooLarge (limit, length, received) {
   return bodyError('ERR_BODY_TOO_LARGE', { limit, length: orUndefined(length), expected: orUndefined(length), received })
@@ -120,6 +129,10 @@ function stringTooLong (limit, received) {
 
 function timedOut (timeout, received) {
   return bodyError('ERR_BODY_TIMEOUT', { timeout, received })
+}
+
+function overBudget () {
+  return bodyError('ERR_BODY_BUDGET', {})
 }
 
 function orUndefined (length) {
@@ -165,4 +178,4 @@ function stateError (message) {
   return err
 }
 
-module.exports = { BodyError, MulterError, KINDS, PROGRAM_ERRORS, bodyError, tooLarge, lengthMismatch, aborted, stringTooLong, timedOut, multipartError, stateError }
+module.exports = { BodyError, MulterError, KINDS, PROGRAM_ERRORS, bodyError, tooLarge, lengthMismatch, aborted, stringTooLong, timedOut, overBudget, multipartError, stateError }

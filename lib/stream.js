@@ -28,6 +28,7 @@ const { parseTimeout, startTimer } = require('./timeout')
 const { attach } = require('./intake')
 const linger = require('./linger')
 const { parseDigest, requestDigests, readDigests, SCRATCH } = require('./digest')
+const budget = require('./budget')
 
 // What bodyStream needs of `res`.
 const PAUSABLE = ['onData', 'onAborted', 'pause', 'resume']
@@ -38,6 +39,8 @@ const PAUSABLE = ['onData', 'onAborted', 'pause', 'resume']
 const SLAB = 128 * 1024
 // A new slab is started when less room than this is left in the current one.
 const MIN_ROOM = 8 * 1024
+// What uWS may deliver after pause(): the rest of one read (the 20.30 fork's 512 KiB).
+const AFTER_PAUSE = 512 * 1024
 // Read only, never written: stands in for an empty view the addon refuses.
 const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
@@ -97,6 +100,11 @@ class BodyStream extends Readable {
     // Inside a pull loop: a read() from a consumer's handler only asks for more.
     this._pulling = false
     this._receivedBytes = 0
+    // The stream's bytes held in JS are bounded by its mark plus what arrives after a
+    // pause: that bound (or the declared length, if less) is reserved from the memory
+    // budget for the stream's life (lib/budget.js), so a stream is admitted or refused
+    // before any byte is read. The native core reserves what it holds itself.
+    this._reserved = 0
     // Set on a timer's turn, which runs in the caller's async context already.
     this._clearTimer = startTimer(timeout, () => {
       this._fail(errors.timedOut(timeout, this._receivedBytes))
@@ -114,10 +122,16 @@ class BodyStream extends Readable {
         this._async.runInAsyncScope(this._fail, this, errors.aborted(expected >= 0 ? expected : UNKNOWN, this._receivedBytes))
       }
     })
+    const bound = highWaterMark + AFTER_PAUSE + (this._encoded ? SLAB : 0)
+    const reserve = expected >= 0 && !this._encoded ? Math.min(expected, bound) : bound
     if (expected === INVALID) {
       const error = errors.bodyError('ERR_BODY_INVALID_LENGTH', {})
       this._release(() => process.nextTick(() => this.destroy(error)), error)
+    } else if (!budget.take(reserve)) {
+      const error = errors.overBudget()
+      this._release(() => process.nextTick(() => this.destroy(error)), error)
     } else {
+      this._reserved = reserve
       this._handle = digests === null
         ? native.streamCreate(expected, limit, encoding, inflate)
         : native.streamCreate(expected, limit, encoding, inflate, digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5)
@@ -249,6 +263,10 @@ class BodyStream extends Readable {
     if (this._handle !== null) {
       native.streamAbort(this._handle)
       this._handle = null
+    }
+    if (this._reserved !== 0) {
+      budget.give(this._reserved)
+      this._reserved = 0
     }
     if (!this._stopped) {
       this._stopped = true

@@ -16,13 +16,9 @@ const { fork } = require('node:child_process')
 const { parseOne } = require('../__test__/helpers/early-clients')
 const { random } = require('../__test__/helpers/random')
 const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
+const { arg, flag, getJson } = require('./common')
 
-const argv = process.argv
-const arg = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`)
-  return i === -1 ? fallback : Number(argv[i + 1])
-}
-const quick = argv.includes('--quick')
+const quick = flag('quick')
 const SECONDS = arg('seconds', quick ? 10 : 60)
 const CLIENTS = arg('clients', quick ? 40 : 200)
 const MIB = 1024 * 1024
@@ -156,16 +152,6 @@ function drained (socket) {
     }
     socket.on('drain', done)
     socket.on('close', done)
-  })
-}
-
-function getJson (port, urlPath) {
-  return new Promise((resolve, reject) => {
-    require('node:http').get({ host: '127.0.0.1', port, path: urlPath, agent: false }, (res) => {
-      let text = ''
-      res.on('data', (d) => { text += d })
-      res.on('end', () => resolve(JSON.parse(text)))
-    }).on('error', reject)
   })
 }
 

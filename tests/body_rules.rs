@@ -179,6 +179,7 @@ fn fields(error: &BodyError) -> BTreeMap<String, Json> {
             put("reason", Some(Json::String(reason.name().to_string())));
         }
         BodyError::OutOfMemory { requested } => put("requested", Some(n(*requested))),
+        BodyError::OverBudget { requested } => put("requested", Some(n(*requested))),
     }
     out
 }

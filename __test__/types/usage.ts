@@ -12,6 +12,7 @@ import {
   readBody,
   readMultipart,
   readText,
+  setMemoryBudget,
   setPoolLimit,
   stats,
   tuneGc,
@@ -90,6 +91,12 @@ new BodyAccumulator().abort()
 const sizes: number[] = [acc.received, acc.length, acc.capacity, JS_TIER_MAX, FIRST_CHUNK_MAX]
 const s: Stats = stats()
 setPoolLimit(s.bytesPooled + s.poolLimit + s.bytesInUse + s.blocksInUse + s.bytesReported)
+setMemoryBudget(s.memoryBudget === Infinity ? 256 * 1024 * 1024 : s.budgetReserved + s.budgetRefusals)
+setMemoryBudget(Infinity)
+// @ts-expect-error a budget is a number of bytes
+setMemoryBudget('256mb')
+const retry: string | undefined = new BodyAccumulator().error?.headers?.['Retry-After']
+console.log(retry)
 const tuned: { applied: boolean, reason: string } = tuneGc()
 console.log(tuned.applied, tuned.reason)
 console.log(accepted, whole, decoded, sizes)

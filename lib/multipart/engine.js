@@ -239,8 +239,9 @@ class MultipartEngine {
         this.arenaFiles.push(state)
       } else if (state.stream !== null) {
         state.stream.push(null)
-        // With its engine (which may have called back already): the rest waits to be stored.
-        if (at === life.FINISHING || at === life.RETURNED) this.turns.finishing(state)
+        // With its engine, not stored yet: the rest waits to be stored. (An engine that
+        // called back already has stored the file: nothing of it waits.)
+        if (at === life.FINISHING) this.turns.finishing(state)
       } else if (at === life.STORED) {
         this.storeHeld(state)
       }

@@ -12,7 +12,7 @@ const { multerOptions } = require('./options')
 const { appendField } = require('./append-field')
 const errors = require('../errors')
 const { MulterError } = errors
-const { sourceOf, isUltimate, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
+const { sourceOf, isUltimate, asExpressAnswers, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
 const { bindOnce } = require('../async-context')
 
 // req.files' shape: multer's file strategies.
@@ -173,7 +173,7 @@ class MulterRequest {
   }
 
   fail (err) {
-    if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
+    if (this.ultimate) asExpressAnswers(this.res, err)
     // As multer (and body-parser), the rest of the body is read and dropped before
     // next(err), so the framework's answer reaches a client still sending; unlike them,
     // within linger's bounds (past them: Connection: close, and closed).

@@ -6,7 +6,7 @@ const { Buffer } = require('node:buffer')
 const typeis = require('type-is')
 const contentType = require('content-type')
 const errors = require('../errors')
-const { sourceOf, isUltimate, readInto, discard } = require('./source')
+const { sourceOf, isUltimate, asExpressAnswers, readInto, discard } = require('./source')
 const { AsyncResource } = require('node:async_hooks')
 
 // charset parameter by content-type header; headers repeat, the parse does not need to.
@@ -140,9 +140,7 @@ class ParsedBody extends AsyncResource {
   }
 
   fail (err) {
-    // ultimate-express's default error handler answers 500 unless res.statusCode was
-    // changed; Express's uses err.status. Setting both gives the same answer on either.
-    if (this.ultimate && this.res.statusCode === 200 && typeof err.status === 'number') this.res.statusCode = err.status
+    if (this.ultimate) asExpressAnswers(this.res, err)
     this.next(err)
   }
 

@@ -96,6 +96,25 @@ function bodyGone (method) {
 const isUltimate = (source) => source !== NODE_STREAM
 
 /**
+ * Before next(err) under ultimate-express: its default error answer uses res.statusCode
+ * (500 unless changed) and sends none of the error's `headers`, where Express's
+ * (finalhandler) takes both from the error. Set on `res`, they make the same answer under
+ * either: a 503 ERR_BODY_BUDGET keeps its Retry-After. A header the response refuses is
+ * left out.
+ */
+function asExpressAnswers (res, err) {
+  if (res.statusCode !== 200 || err === null || typeof err !== 'object' || typeof err.status !== 'number') return
+  res.statusCode = err.status
+  const headers = err.headers
+  if (headers === null || typeof headers !== 'object') return
+  for (const name of Object.keys(headers)) {
+    try {
+      res.setHeader(name, headers[name])
+    } catch {}
+  }
+}
+
+/**
  * Reads the whole body into a Body (lib/accumulator.js) and calls owner.bodyRead(error, acc)
  * once: error null with every byte pushed (the owner then finishes it as a Buffer or a
  * string).
@@ -282,4 +301,4 @@ function shutDownWrites () {
   if (this.writable) this.end()
 }
 
-module.exports = { sourceOf, isUltimate, readInto, readChunks, discard, bodyGone, BODY_GONE }
+module.exports = { sourceOf, isUltimate, asExpressAnswers, readInto, readChunks, discard, bodyGone, BODY_GONE }

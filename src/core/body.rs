@@ -3,11 +3,13 @@
 
 use std::mem::MaybeUninit;
 
+use super::budget::Reservation;
 use super::decode::{Decoder, Sink};
 use super::digest::{Digest, DigestOptions, Digests};
 use super::encoding;
 use super::error::BodyError;
 use super::memory::Block;
+use super::pool;
 use super::state::State;
 
 #[derive(Debug, Clone)]
@@ -67,6 +69,9 @@ pub struct Body {
     decoder: Option<Decoder>,
     /// None for a body with no digest to check or make: it pays one branch per push.
     digests: Option<Box<Digests>>,
+    /// The memory budget's bytes for what a declared length can still grow to, past the
+    /// block's own reservation (core/budget.rs): taken whole when the body begins.
+    admission: Reservation,
     state: State,
 }
 
@@ -91,6 +96,7 @@ impl Body {
             block: None,
             decoder: None,
             digests: None,
+            admission: Reservation::none(),
             state: State::Open,
         };
         let codings = match accept(options) {
@@ -100,7 +106,13 @@ impl Body {
                 return body;
             }
         };
-        body.decoder = Decoder::new(&codings, options.limit);
+        match Decoder::reserved(&codings, options.limit) {
+            Ok(decoder) => body.decoder = decoder,
+            Err(over) => {
+                body.fail(over.into());
+                return body;
+            }
+        }
         body.digests = Digests::new(&options.digest, body.decoder.is_none()).map(Box::new);
         if body.decoder.is_some() {
             return body;
@@ -123,14 +135,33 @@ impl Body {
             return body;
         }
         if let Some(length) = options.content_length.filter(|&l| l > 0) {
+            // Admitted whole or refused before any byte is read: what the body can grow to
+            // (its length in its pool class) is reserved now, and its blocks come out of it.
+            let whole = pool::class_size(to_usize(length)).map_or(length, |size| size as u64);
+            if whole > isize::MAX as u64 {
+                // More than any allocation can be: the allocator's refusal.
+                body.fail(BodyError::OutOfMemory { requested: whole });
+                return body;
+            }
+            match Reservation::new(whole) {
+                Ok(reserved) => body.admission = reserved,
+                Err(over) => {
+                    body.fail(over.into());
+                    return body;
+                }
+            }
             let capacity = length.min(options.max_preallocated);
             // Past the cap, an idle pooled block of the whole length is taken if there is
             // one: the process holds that memory already, so the client makes it allocate
             // nothing it has not sent; and the body then never grows (no re-copy).
+            let admission = &mut body.admission;
             let idle = (length > capacity)
-                .then(|| Block::idle(to_usize(length)))
+                .then(|| Block::idle_in(to_usize(length), admission))
                 .flatten();
-            match idle.map_or_else(|| Block::with_capacity(to_usize(capacity)), Ok) {
+            match idle.map_or_else(
+                || Block::with_capacity_in(to_usize(capacity), admission),
+                Ok,
+            ) {
                 Ok(block) => body.block = Some(block),
                 Err(error) => body.fail(error.into()),
             }
@@ -178,6 +209,7 @@ impl Body {
         } else if !chunk.is_empty() {
             let bound = self.expected.unwrap_or(self.limit);
             let block = self.block.get_or_insert_with(Block::empty);
+            let admission = &mut self.admission;
             let needed = block.len() + chunk.len();
             if needed > block.capacity() {
                 // Geometric growth keeps an unknown-length body linear in its size; the
@@ -190,9 +222,15 @@ impl Body {
                 // exactly), the most recent idle block at least as large as the next
                 // doubling: the size recent bodies ended with (docs/performance.md, row
                 // 'growth into idle blocks').
+                // Blocks are reserved from the admission, which this one's reservation
+                // joins first: a declared length never reserves more than it did at the
+                // start, an unknown one reserves the step (core/budget.rs).
+                admission.merge(block.take_reservation());
                 let idle = match self.expected {
-                    Some(e) => Block::idle(to_usize(e)),
-                    None if !block.is_empty() => Block::recent(to_usize(target), to_usize(bound)),
+                    Some(e) => Block::idle_in(to_usize(e), admission),
+                    None if !block.is_empty() => {
+                        Block::recent_in(to_usize(target), to_usize(bound), admission)
+                    }
                     None => None,
                 };
                 let grown = match idle {
@@ -201,7 +239,12 @@ impl Body {
                         Ok(())
                     }
                     // None, or not the size asked for (dropped: back to the pool).
-                    _ => block.grow_to(to_usize(target)),
+                    other => {
+                        if let Some(mut small) = other {
+                            admission.merge(small.take_reservation());
+                        }
+                        block.grow_to_in(to_usize(target), admission)
+                    }
                 };
                 if let Err(error) = grown {
                     self.fail(error.into());
@@ -242,6 +285,8 @@ impl Body {
             return Err(FinishError::Body(error));
         }
         self.state = State::Done;
+        // The block keeps its own reservation until it goes back to the pool.
+        self.admission = Reservation::none();
         Ok(self.block.take().unwrap_or_else(Block::empty))
     }
 
@@ -284,6 +329,7 @@ impl Body {
     fn release(&mut self) {
         self.block = None;
         self.decoder = None;
+        self.admission = Reservation::none();
     }
 }
 

@@ -6,6 +6,7 @@
 //! Messages are not made here: lib/errors.js builds every error, of both tiers, from its
 //! one table keyed by `code()`, so the texts cannot drift apart.
 
+use super::budget::OverBudget;
 use super::memory::AllocError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,12 +41,27 @@ pub enum BodyError {
         header: &'static str,
         algorithm: &'static str,
     },
+    /// The process's memory budget (`setMemoryBudget`, core/budget.rs) has no room for
+    /// `requested` more bytes. 503 `memory.budget`, with a Retry-After: bodies being read
+    /// will end and return theirs.
+    OverBudget { requested: u64 },
 }
 
 impl From<AllocError> for BodyError {
     fn from(error: AllocError) -> BodyError {
-        BodyError::OutOfMemory {
-            requested: error.bytes as u64,
+        let requested = error.bytes as u64;
+        if error.over_budget {
+            BodyError::OverBudget { requested }
+        } else {
+            BodyError::OutOfMemory { requested }
+        }
+    }
+}
+
+impl From<OverBudget> for BodyError {
+    fn from(over: OverBudget) -> BodyError {
+        BodyError::OverBudget {
+            requested: over.requested,
         }
     }
 }
@@ -80,7 +96,7 @@ impl BodyError {
             | BodyError::EncodingInvalid { .. }
             | BodyError::Aborted { .. }
             | BodyError::DigestMismatch { .. } => 400,
-            BodyError::OutOfMemory { .. } => 503,
+            BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => 503,
         }
     }
 
@@ -94,6 +110,7 @@ impl BodyError {
             BodyError::Aborted { .. } => "ECONNABORTED",
             BodyError::OutOfMemory { .. } => "ERR_BODY_OUT_OF_MEMORY",
             BodyError::DigestMismatch { .. } => "ERR_BODY_DIGEST_MISMATCH",
+            BodyError::OverBudget { .. } => "ERR_BODY_BUDGET",
         }
     }
 
@@ -107,6 +124,7 @@ impl BodyError {
             BodyError::Aborted { .. } => "request.aborted",
             BodyError::OutOfMemory { .. } => "memory.exhausted",
             BodyError::DigestMismatch { .. } => "request.digest.mismatch",
+            BodyError::OverBudget { .. } => "memory.budget",
         }
     }
 }

@@ -56,6 +56,7 @@ fn body_errors() -> Vec<BodyError> {
             header: "content-digest",
             algorithm: "sha256",
         },
+        BodyError::OverBudget { requested: 1 },
     ]
 }
 

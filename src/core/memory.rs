@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use super::budget::Reservation;
 use super::ledger::Ledger;
 use super::pool::{self, Held};
 
@@ -33,10 +34,21 @@ pub fn stats() -> MemoryStats {
     }
 }
 
-/// The allocator could not provide `bytes` bytes.
+/// The allocator could not provide `bytes` bytes, or (`over_budget`) the memory budget
+/// could not reserve them (budget.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocError {
     pub bytes: usize,
+    pub over_budget: bool,
+}
+
+impl AllocError {
+    fn budget(bytes: usize) -> AllocError {
+        AllocError {
+            bytes,
+            over_budget: true,
+        }
+    }
 }
 
 /// An owned, counted byte buffer.
@@ -49,18 +61,43 @@ pub struct Block {
     ledger: Option<Ledger>,
     /// Bytes taken off the ledger while an ArrayBuffer holds them (see `lend_to_js`).
     lent: usize,
+    /// Its capacity, reserved from the memory budget until it goes back to the pool.
+    reserved: Reservation,
 }
 
 impl Block {
     /// A block for at least `capacity` bytes; pooled sizes are rounded up to their class.
     /// Fails, instead of aborting, when the allocator has no such block to give.
     pub fn with_capacity(capacity: usize) -> Result<Block, AllocError> {
+        Block::with_capacity_in(capacity, &mut Reservation::none())
+    }
+
+    /// `with_capacity`, its capacity reserved from `from` as far as it holds, the rest from
+    /// the budget (all or nothing: `from` keeps its bytes on a failure).
+    pub fn with_capacity_in(capacity: usize, from: &mut Reservation) -> Result<Block, AllocError> {
         if capacity == 0 {
             return Ok(Block::empty());
         }
-        pool::take(capacity)
-            .map(Block::counted)
-            .ok_or(AllocError { bytes: capacity })
+        let size = pool::class_size(capacity).unwrap_or(capacity);
+        if size > isize::MAX as usize {
+            // No allocator provides it (Vec's bound): the allocator's refusal, whatever
+            // the budget says.
+            return Err(AllocError {
+                bytes: capacity,
+                over_budget: false,
+            });
+        }
+        let reserved = reserve(size, from).ok_or(AllocError::budget(size))?;
+        match pool::take(capacity) {
+            Some(held) => Ok(Block::counted(held, reserved)),
+            None => {
+                from.merge(reserved);
+                Err(AllocError {
+                    bytes: capacity,
+                    over_budget: false,
+                })
+            }
+        }
     }
 
     /// A block that holds nothing and allocated nothing.
@@ -71,10 +108,12 @@ impl Block {
             leftover: false,
             ledger: None,
             lent: 0,
+            reserved: Reservation::none(),
         }
     }
 
-    fn counted(held: Held) -> Block {
+    fn counted(held: Held, reserved: Reservation) -> Block {
+        debug_assert!(reserved.bytes() >= held.bytes.capacity() as u64);
         BYTES_IN_USE.fetch_add(held.bytes.capacity() as u64, Relaxed);
         BLOCKS_IN_USE.fetch_add(1, Relaxed);
         Block {
@@ -82,7 +121,14 @@ impl Block {
             leftover: false,
             ledger: Some(held.ledger),
             lent: 0,
+            reserved,
         }
+    }
+
+    /// Its reservation, handed over: the block's memory is about to be replaced by a
+    /// larger block that takes it (the body's growth), or counted by its owner.
+    pub fn take_reservation(&mut self) -> Reservation {
+        std::mem::take(&mut self.reserved)
     }
 
     /// Takes the bytes held off the ledger, for as long as this block lives: they are
@@ -123,13 +169,39 @@ impl Block {
     /// An idle pooled block for at least `capacity` bytes, if the pool has one: memory the
     /// process holds already, so taking it costs no new memory.
     pub fn idle(capacity: usize) -> Option<Block> {
-        pool::take_idle(capacity).map(Block::counted)
+        Block::idle_in(capacity, &mut Reservation::none())
+    }
+
+    /// `idle`, reserved as `with_capacity_in` is: `None` too when the budget has no room.
+    pub fn idle_in(capacity: usize, from: &mut Reservation) -> Option<Block> {
+        let size = pool::class_size(capacity)?;
+        let reserved = reserve(size, from)?;
+        match pool::take_idle(capacity) {
+            Some(held) => Some(Block::counted(held, reserved)),
+            None => {
+                from.merge(reserved);
+                None
+            }
+        }
     }
 
     /// The most recently returned idle pooled block of `min..=max` bytes, if any: memory
     /// the process holds already (see pool::take_recent).
     pub fn recent(min: usize, max: usize) -> Option<Block> {
-        pool::take_recent(min, max).map(Block::counted)
+        Block::recent_in(min, max, &mut Reservation::none())
+    }
+
+    /// `recent`, reserved as `with_capacity_in` is: `None` too when the budget has no room
+    /// for the block found (which then stays in the pool).
+    pub fn recent_in(min: usize, max: usize, from: &mut Reservation) -> Option<Block> {
+        let held = pool::take_recent(min, max)?;
+        match reserve(held.bytes.capacity(), from) {
+            Some(reserved) => Some(Block::counted(held, reserved)),
+            None => {
+                pool::give(held);
+                None
+            }
+        }
     }
 
     /// Grows the allocation to hold at least `capacity` bytes in total. The bytes held so
@@ -137,8 +209,26 @@ impl Block {
     /// re-copies at most as many bytes as the body ends up with, and for a known length
     /// only what arrived past the preallocation cap.
     pub fn grow_to(&mut self, capacity: usize) -> Result<(), AllocError> {
+        self.grow_to_in(capacity, &mut Reservation::none())
+    }
+
+    /// `grow_to`, the larger block reserved from this block's reservation and `from`
+    /// (which keeps what is left): only the difference is new to the budget. While the
+    /// bytes move, the old block's memory is not counted (one copy's time).
+    pub fn grow_to_in(
+        &mut self,
+        capacity: usize,
+        from: &mut Reservation,
+    ) -> Result<(), AllocError> {
         if capacity > self.bytes.capacity() {
-            self.move_into(Block::with_capacity(capacity)?);
+            from.merge(self.take_reservation());
+            match Block::with_capacity_in(capacity, from) {
+                Ok(larger) => self.move_into(larger),
+                Err(error) => {
+                    self.reserved = from.split(self.bytes.capacity() as u64);
+                    return Err(error);
+                }
+            }
         }
         Ok(())
     }
@@ -177,6 +267,19 @@ impl Block {
     pub fn append(&mut self, chunk: &[u8]) {
         debug_assert!(self.bytes.len() + chunk.len() <= self.bytes.capacity());
         self.bytes.extend_from_slice(chunk);
+    }
+}
+
+/// `size` bytes, taken from `from` as far as it holds and the rest from the budget; on a
+/// refusal `from` is as it was.
+fn reserve(size: usize, from: &mut Reservation) -> Option<Reservation> {
+    let mut reserved = from.split(size as u64);
+    match reserved.cover(size as u64) {
+        Ok(()) => Some(reserved),
+        Err(_) => {
+            from.merge(reserved);
+            None
+        }
     }
 }
 

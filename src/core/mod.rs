@@ -1,6 +1,7 @@
 //! The napi-free core: everything here is plain Rust, covered by `cargo test`.
 
 pub mod body;
+pub mod budget;
 pub mod decode;
 pub mod digest;
 pub mod encoding;

@@ -73,7 +73,10 @@ impl BodyStream {
             state: State::Open,
         };
         match accept(options) {
-            Ok(codings) => stream.decoder = Decoder::new(&codings, options.limit),
+            Ok(codings) => match Decoder::reserved(&codings, options.limit) {
+                Ok(decoder) => stream.decoder = decoder,
+                Err(over) => stream.state = State::Failed(over.into()),
+            },
             Err(error) => stream.state = State::Failed(error),
         }
         stream.digests = Digests::new(&options.digest, stream.decoder.is_none()).map(Box::new);

@@ -430,7 +430,7 @@ pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Resul
             o.set("encoding", *encoding)?;
             o.set("reason", reason.name())?;
         }
-        BodyError::OutOfMemory { .. } => {}
+        BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => {}
         BodyError::DigestMismatch { header, algorithm } => {
             o.set("header", *header)?;
             o.set("algorithm", *algorithm)?;

@@ -8,6 +8,7 @@ mod body;
 mod buffer;
 mod external;
 mod guarded;
+mod lease;
 mod multipart;
 #[cfg(feature = "call-cost")]
 mod probe;
@@ -19,6 +20,7 @@ mod string;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
+use crate::core::budget;
 use guarded::{f64_of, guarded};
 use raw::{export, type_error};
 
@@ -30,6 +32,12 @@ pub struct Stats {
     pub bytes_pooled: f64,
     pub pool_limit: f64,
     pub bytes_reported: f64,
+    /// The memory budget (Infinity: none), the bytes reserved under it (the JS tier's
+    /// leases included: lib/budget.js takes this thread's idle share off) and the
+    /// reservations refused.
+    pub memory_budget: f64,
+    pub budget_reserved: f64,
+    pub budget_refusals: f64,
 }
 
 /// stats()
@@ -40,13 +48,73 @@ pub fn stats(env: Env) -> Result<Stats> {
         // SAFETY: napi-rs hands an export the env of its own call, on the call's thread.
         unsafe { accounting::report(env.raw()) };
         let s = crate::core::stats();
+        let b = budget::stats();
         Ok(Stats {
             bytes_in_use: s.bytes_in_use as f64,
             blocks_in_use: s.blocks_in_use as f64,
             bytes_pooled: s.bytes_pooled as f64,
             pool_limit: s.pool_limit as f64,
             bytes_reported: accounting::reported() as f64,
+            memory_budget: budget_f64(b.limit),
+            budget_reserved: b.reserved as f64,
+            budget_refusals: b.refusals as f64,
         })
+    })
+}
+
+fn budget_f64(limit: u64) -> f64 {
+    if limit == budget::UNLIMITED {
+        f64::INFINITY
+    } else {
+        limit as f64
+    }
+}
+
+/// setMemoryBudget(bytes): Infinity is none. The process's default is set once
+/// (`budgetDefault`), unless a budget was set first.
+#[napi(js_name = "setMemoryBudget", catch_unwind)]
+pub fn set_memory_budget(env: Env, bytes: Unknown) -> Result<Null> {
+    guarded(&env, || match f64_of(bytes)?.filter(|b| *b >= 0.0) {
+        Some(b) => {
+            lease::set_budget(b);
+            Ok(Null)
+        }
+        None => Err(type_error(
+            "setMemoryBudget(bytes): bytes must be a non-negative number or Infinity",
+        )),
+    })
+}
+
+/// budgetDefault(bytes): the default budget, set by the first thread that loads the
+/// package, unless setMemoryBudget came first.
+#[napi(js_name = "budgetDefault", catch_unwind)]
+pub fn budget_default(env: Env, bytes: Unknown) -> Result<Null> {
+    guarded(&env, || {
+        if let Some(b) = f64_of(bytes)?.filter(|b| *b >= 0.0) {
+            lease::set_default(b);
+        }
+        Ok(Null)
+    })
+}
+
+/// budgetLease(min): reserves bytes for this thread's JS tier (lib/budget.js): `min` and
+/// a lease ahead when they fit, else `min` alone, else 0 (a refusal). Answers the bytes
+/// granted.
+#[napi(js_name = "budgetLease", catch_unwind)]
+pub fn budget_lease(env: Env, min: Unknown) -> Result<f64> {
+    guarded(&env, || {
+        let min = f64_of(min)?.filter(|m| *m >= 0.0).unwrap_or(0.0);
+        Ok(lease::lease(min as u64) as f64)
+    })
+}
+
+/// budgetReturn(bytes): gives back bytes of this thread's lease; answers the lease ahead
+/// the next budgetLease would take.
+#[napi(js_name = "budgetReturn", catch_unwind)]
+pub fn budget_return(env: Env, bytes: Unknown) -> Result<f64> {
+    guarded(&env, || {
+        let bytes = f64_of(bytes)?.filter(|b| *b >= 0.0).unwrap_or(0.0);
+        Ok(lease::give_back(bytes as u64) as f64)
     })
 }
 

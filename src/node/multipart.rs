@@ -104,7 +104,10 @@ pub fn multipart_create(
                 return Err(type_error("multipartCreate: decodedLimit must be a number"));
             };
             let limit = amount(limit);
-            let decoder = Decoder::new(&codings, limit).expect("codings are not empty");
+            let decoder = match Decoder::reserved(&codings, limit) {
+                Ok(decoder) => decoder.expect("codings are not empty"),
+                Err(over) => return Ok(body_error_object(&env, &over.into())?.raw()),
+            };
             Upload::with_decoding(parser, preallocate, Decoding::new(decoder))
         };
         let requested = f64_of(requested)?.map_or_else(Vec::new, requested_algorithms);

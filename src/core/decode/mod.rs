@@ -14,6 +14,7 @@ mod zstd;
 
 use std::mem::MaybeUninit;
 
+use super::budget::{OverBudget, Reservation};
 use super::encoding::Coding;
 use super::error::{BodyError, Invalid};
 
@@ -51,6 +52,22 @@ pub trait Sink {
     fn advance(&mut self, n: usize) -> Result<(), BodyError>;
 }
 
+/// The most memory each coding's state can take: a zlib state and its 32 KiB window
+/// (~45 KiB); brotli's ring buffer (≤ 16 MiB, large windows are not enabled) and its
+/// tables; zstd's window (≤ 8 MiB, RFC 9659's bound) and its block buffers. A layer that
+/// another decodes after also has its SCRATCH.
+fn state_bytes(codings: &[Coding]) -> u64 {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    let state = |coding: &Coding| match coding {
+        Coding::Gzip | Coding::Deflate => 64 * KIB,
+        Coding::Brotli => 16 * MIB + 256 * KIB,
+        Coding::Zstd => 8 * MIB + 256 * KIB,
+    };
+    let scratch = codings.len().saturating_sub(1) as u64 * SCRATCH as u64;
+    codings.iter().map(state).sum::<u64>() + scratch
+}
+
 struct Layer {
     coding: Coding,
     decoder: Box<dyn Decode>,
@@ -69,6 +86,9 @@ pub struct Decoder {
     layers: Vec<Layer>,
     /// The body's limit on decoded bytes (see `judge`).
     limit: u64,
+    /// The memory budget's bytes for the decoders' state (`Decoder::reserved`), held
+    /// only to be returned when the decoder is dropped.
+    _reserved: Reservation,
 }
 
 impl std::fmt::Debug for Decoder {
@@ -108,7 +128,22 @@ impl Decoder {
                 written: 0,
             })
             .collect();
-        Some(Decoder { layers, limit })
+        Some(Decoder {
+            layers,
+            limit,
+            _reserved: Reservation::none(),
+        })
+    }
+
+    /// `new`, the decoders' state reserved from the memory budget first (core/budget.rs),
+    /// at its most (`state_bytes`): refused before any of it is allocated, and returned
+    /// when the decoder is dropped.
+    pub fn reserved(codings: &[Coding], limit: u64) -> Result<Option<Decoder>, OverBudget> {
+        let reserved = Reservation::new(state_bytes(codings))?;
+        Ok(Decoder::new(codings, limit).map(|decoder| Decoder {
+            _reserved: reserved,
+            ..decoder
+        }))
     }
 
     /// Decodes `input` completely: everything it yields is in the sink on return.

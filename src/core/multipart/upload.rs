@@ -15,7 +15,7 @@ use super::{Event, Multipart, MultipartError};
 use crate::core::body::Misuse;
 use crate::core::digest::{Algorithm, Digest, PartDigests};
 use crate::core::error::BodyError;
-use crate::core::memory::Block;
+use crate::core::memory::{AllocError, Block};
 
 /// Where the current part's data goes (the caller says it on each call).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,18 +276,21 @@ impl Upload {
                 }
             };
             let stored = match sink {
-                Sink::Skip => true,
-                Sink::Field => {
-                    let room = self.field.try_reserve(data.len()).is_ok();
-                    if room {
+                Sink::Skip => Ok(()),
+                Sink::Field => match self.field.try_reserve(data.len()) {
+                    Ok(()) => {
                         self.field.extend_from_slice(data);
+                        Ok(())
                     }
-                    room
-                }
+                    Err(_) => Err(AllocError {
+                        bytes: data.len(),
+                        over_budget: false,
+                    }),
+                },
                 Sink::Arena => {
                     let arena = &mut self.arena;
                     let room = reserve_arena(arena, data.len(), self.preallocate, remaining);
-                    if room {
+                    if room.is_ok() {
                         arena.append(data);
                     }
                     room
@@ -297,20 +300,13 @@ impl Upload {
                         o.write(b);
                     }
                     written += data.len();
-                    true
+                    Ok(())
                 }
             };
-            if !stored {
-                let bytes = data.len();
-                return Ok(self.fail(input.len(), bytes));
+            if let Err(error) = stored {
+                return Ok(self.refuse(input.len(), error.into()));
             }
         }
-    }
-
-    /// An allocation could not get `bytes`: the body is refused.
-    fn fail(&mut self, consumed: usize, bytes: usize) -> Fed {
-        let requested = bytes as u64;
-        self.refuse(consumed, BodyError::OutOfMemory { requested })
     }
 
     /// The value of the field that just ended, handed over.
@@ -375,12 +371,22 @@ impl Upload {
 /// cap are copied again. Without one, blocks double from
 /// 64 KiB. A body that sends more than it declared doubles past that: whoever counts
 /// its bytes refuses it.
-fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, remaining: Option<u64>) -> bool {
+/// The arena's memory is reserved from the memory budget as it grows (core/budget.rs):
+/// a growth the budget has no room for refuses the form.
+fn reserve_arena(
+    arena: &mut Block,
+    n: usize,
+    preallocate: usize,
+    remaining: Option<u64>,
+) -> Result<(), AllocError> {
     let Some(need) = arena.len().checked_add(n) else {
-        return false;
+        return Err(AllocError {
+            bytes: usize::MAX,
+            over_budget: false,
+        });
     };
     if need <= arena.capacity() {
-        return true;
+        return Ok(());
     }
     let bound = remaining.map(|r| {
         usize::try_from(r)
@@ -394,7 +400,7 @@ fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, remaining: Opt
         if bound > preallocate && need <= bound {
             if let Some(block) = Block::idle(bound) {
                 *arena = block;
-                return true;
+                return Ok(());
             }
         }
     }
@@ -407,7 +413,7 @@ fn reserve_arena(arena: &mut Block, n: usize, preallocate: usize, remaining: Opt
     if capacity < need {
         capacity = need.max(arena.capacity().saturating_mul(2));
     }
-    arena.grow_to(capacity).is_ok()
+    arena.grow_to(capacity)
 }
 
 #[cfg(test)]
