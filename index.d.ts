@@ -1,5 +1,22 @@
 /// <reference types="node" />
 
+/** The digests uws-body makes, by their names in `digest` and in a `Digests` object. */
+export type DigestAlgorithm = 'sha256' | 'sha512' | 'md5' | 'crc32c'
+
+/**
+ * The `digest` option of every reader. Default (true): a digest the request declares
+ * (Content-Digest over the bytes as sent, Repr-Digest over the decoded bytes, with
+ * sha-256 or sha-512; Content-MD5 over the bytes as sent) is checked as the body is
+ * copied, and a body that does not match fails with 400 ERR_BODY_DIGEST_MISMATCH before
+ * the program gets it. An algorithm not made here or a malformed header is ignored (RFC
+ * 9530). A list also makes those digests of the body as the program gets it (decoded),
+ * declared or not. false: nothing is checked or made.
+ */
+export type DigestOption = boolean | readonly DigestAlgorithm[]
+
+/** The digests a `digest` list asked for, of the bytes the program got: each a Buffer (CRC-32C's 4 bytes big-endian, as S3 writes it). */
+export type Digests = { [A in DigestAlgorithm]?: Buffer }
+
 export interface BodyOptions {
   /** The content-length header value. Absent, null or '' (uWS's missing header) = unknown length. */
   contentLength?: number | string | null
@@ -18,6 +35,12 @@ export interface BodyOptions {
   limit?: number | string
   /** Largest buffer allocated before bytes arrive, in bytes. Default 1048576 (1 MiB). */
   maxPreallocated?: number
+  /** The Content-Digest, Repr-Digest and Content-MD5 header values, if any: checked at finish(). */
+  contentDigest?: string | null
+  reprDigest?: string | null
+  contentMd5?: string | null
+  /** Check the declared digests (default), not (false), or also make these (see `digests`). */
+  digest?: DigestOption
 }
 
 export interface ReadBodyOptions {
@@ -34,6 +57,10 @@ export interface ReadBodyOptions {
   timeout?: number
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
+  /** See DigestOption. A list goes with onDigest. */
+  digest?: DigestOption
+  /** With a `digest` list: called once with the digests, just before the promise resolves. */
+  onDigest?: (digests: Digests) => void
 }
 
 export interface BodyStreamOptions {
@@ -47,6 +74,18 @@ export interface BodyStreamOptions {
   highWaterMark?: number
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
+  /**
+   * See DigestOption. A declared digest that does not match is the stream's 'error' in
+   * place of 'end' (the bytes before it were already emitted). With a list, the digests
+   * are in `stream.digests` and a 'digest' event, before 'end'.
+   */
+  digest?: DigestOption
+}
+
+/** bodyStream's Readable. */
+export type BodyReadable = import('node:stream').Readable & {
+  /** With a `digest` list: the digests, set just before 'end' (and emitted as 'digest'); else null. */
+  readonly digests: Digests | null
 }
 
 export interface ReadTextOptions extends ReadBodyOptions {
@@ -64,6 +103,7 @@ export type BodyErrorType =
   | 'encoding.unsupported'
   | 'encoding.invalid'
   | 'memory.exhausted'
+  | 'request.digest.mismatch'
   | 'memory.budget'
   | 'request.timeout'
   | 'multipart.unsupported'
@@ -87,6 +127,7 @@ export type BodyErrorCode =
   | 'ERR_BODY_PARSE'
   | 'ECONNABORTED'
   | 'ERR_BODY_OUT_OF_MEMORY'
+  | 'ERR_BODY_DIGEST_MISMATCH'
   | 'ERR_BODY_BUDGET'
   | 'ERR_BODY_STRING_TOO_LONG'
   | 'ERR_BODY_TIMEOUT'
@@ -152,6 +193,10 @@ export class BodyError extends Error {
   charset?: string
   /** The deadline that passed, in ms (request.timeout). */
   timeout?: number
+  /** The header whose digest did not match (request.digest.mismatch): 'content-digest', 'repr-digest' or 'content-md5'. */
+  header?: 'content-digest' | 'repr-digest' | 'content-md5'
+  /** The algorithm of that digest. */
+  algorithm?: DigestAlgorithm
   /** Headers the answer carries (memory.budget: Retry-After), as http-errors' `headers`. */
   headers?: Record<string, string>
 }
@@ -188,6 +233,8 @@ export class BodyAccumulator {
   readonly length: number
   /** Bytes allocated now. */
   readonly capacity: number
+  /** After finish() or finishString(): the digests the `digest` list asked for; else null. */
+  readonly digests: Digests | null
 }
 
 /** The minimal parts of uWS's HttpResponse that readBody uses. */
@@ -232,7 +279,7 @@ export function readText(res: UwsResponseLike, req: UwsRequestLike, options?: Re
  * application may still answer.
  * @throws {TypeError} synchronously for the program's mistakes, as readBody.
  */
-export function bodyStream(res: UwsPausableResponseLike, req: UwsRequestLike, options?: BodyStreamOptions): import('node:stream').Readable
+export function bodyStream(res: UwsPausableResponseLike, req: UwsRequestLike, options?: BodyStreamOptions): BodyReadable
 
 /**
  * For code built on BodyAccumulator: aborts `accumulator` and calls onTimeout with a 408
@@ -311,6 +358,8 @@ export interface ParserOptions {
   type?: string | string[] | ((req: any) => boolean)
   /** Called with the raw body before parsing; a throw gives 403 entity.verify.failed. */
   verify?: (req: any, res: any, buf: Buffer, encoding: string | null) => void
+  /** See DigestOption. With a list, `req.digests` holds the digests (a `Digests`) when the parser calls next(). */
+  digest?: DigestOption
 }
 
 export interface JsonOptions extends ParserOptions {
@@ -393,6 +442,8 @@ export interface MultipartFileInfo {
 export interface MultipartFile extends MultipartFileInfo {
   /** Bytes received. */
   size: number
+  /** With a `digest` list: the file's digests, made as its bytes were parsed (set at the part's end, before the file is stored). */
+  digests?: Digests | null
 }
 
 /** A file kept in memory: a view of one Buffer shared by the request's files. */
@@ -433,6 +484,12 @@ export interface MultipartCommonOptions {
   highWaterMark?: number
   /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 1 MiB. */
   maxPreallocated?: number
+  /**
+   * Each file's digests, made as its bytes are parsed (decoded, for a compressed form),
+   * on the file object as `digests`. A form's own declared digests (Content-Digest...) are
+   * not checked: true and false are TypeErrors here.
+   */
+  digest?: readonly DigestAlgorithm[]
 }
 
 export interface ReadMultipartOptions extends MultipartCommonOptions {
@@ -479,6 +536,8 @@ export interface MulterFile {
   buffer?: Buffer
   /** While a storage engine's _handleFile runs: the file's bytes, as they arrive. */
   stream?: import('node:stream').Readable
+  /** With a `digest` list: the file's digests (set when its stream ends, before its storage engine calls back). */
+  digests?: Digests | null
 }
 
 

@@ -155,7 +155,7 @@ test('an external from another addon is never read as a body', (t) => {
     const native = require(ROOT + '/lib/native')
     const foreign = require(${JSON.stringify(addon.file)}).external()
     const seen = []
-    for (const [name, args] of [['push', [foreign, Buffer.alloc(10)]], ['finish', [foreign]], ['finishString', [foreign, 0]], ['abort', [foreign]], ['error', [foreign]], ['sizes', [foreign]],
+    for (const [name, args] of [['push', [foreign, Buffer.alloc(10)]], ['finish', [foreign]], ['finishString', [foreign, 0]], ['abort', [foreign]], ['error', [foreign]], ['sizes', [foreign]], ['digests', [foreign]], ['streamDigests', [foreign]],
       ['streamWrite', [foreign, Buffer.alloc(10), Buffer.alloc(10), 0]], ['streamRead', [foreign, Buffer.alloc(10), 0]], ['streamEnd', [foreign]], ['streamAbort', [foreign]], ['streamError', [foreign]]]) {
       try { seen.push(name + ' returned ' + JSON.stringify(native[name](...args))) } catch (err) { seen.push(name + ' ' + err.name + ': ' + err.message) }
     }

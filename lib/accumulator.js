@@ -8,6 +8,7 @@ const { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, FIRST_CHUNK_MAX } =
 const {
   UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, objectOption
 } = require('./options')
+const { parseDigest, digestsFor } = require('./digest')
 
 // The option that says a body will be read as UTF-8 text (readText, the parsers' UTF-8
 // bodies); a symbol, so that no name a user can pass is taken.
@@ -27,7 +28,7 @@ const FINISHED = 3
  * (limit, maxPreallocated, inflate) and the request's content-length and content-encoding.
  */
 class Body {
-  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, asText, atFirstBytes) {
+  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, asText, digests = null, atFirstBytes = false) {
     // A body must fit one Buffer: larger ones are refused as 413 like any other body over
     // the limit (4 GiB on Node 20; from Node 22 a Buffer may be as long as memory allows).
     limit = Math.min(limit, MAX_LENGTH)
@@ -50,7 +51,7 @@ class Body {
       this._store = emptyStore()
       this._fail(errors.tooLarge(limit, expected, 0))
     } else {
-      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, asText, atFirstBytes)
+      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, asText, digests, atFirstBytes)
       // What only the store can refuse up front: an encoding (before the declared length,
       // which the core then checks itself), memory.
       const refused = this._store.error()
@@ -135,6 +136,14 @@ class Body {
     return this._store.capacity
   }
 
+  /**
+   * After finish() or finishString(): the digests the `digest` option asked for, of the
+   * bytes the body gave ({ sha256: Buffer, ... }), or null when none were asked.
+   */
+  get digests () {
+    return this._state === FINISHED ? this._store.digests() : null
+  }
+
   _overBound (received) {
     if (this._expected >= 0) return errors.lengthMismatch(this._expected, received)
     return errors.tooLarge(this._limit, UNKNOWN, received)
@@ -195,7 +204,8 @@ class BodyAccumulator extends Body {
   constructor (options) {
     options = objectOption(options, 'options')
     super(parseLimit(options.limit), parseMaxPreallocated(options.maxPreallocated), parseInflate(options.inflate),
-      options.contentLength, options.contentEncoding, options[AS_TEXT] === true, true)
+      options.contentLength, options.contentEncoding, options[AS_TEXT] === true,
+      digestsFor(parseDigest(options.digest), options.contentDigest, options.reprDigest, options.contentMd5), true)
     this._watched = false
   }
 

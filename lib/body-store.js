@@ -21,6 +21,7 @@ const errors = require('./errors')
 const { bytesOf, refusal } = require('./chunk')
 const { STRING_ENCODING, SIZES } = require('./protocol')
 const { UNKNOWN, isIdentity } = require('./options')
+const { readDigests, SCRATCH } = require('./digest')
 
 // The largest known length read by the JS tier: above it, the native pool's warm memory
 // beats JS's copy (docs/performance.md, row 'JS tier bound').
@@ -46,13 +47,22 @@ const { RECEIVED, LENGTH, CAPACITY } = SIZES
 
 /**
  * The store for a new body: the JS tier for an identity body whose known length is small
- * (or unknown: its first chunk decides), the native core for the rest.
+ * (or unknown: its first chunk decides), the native core for the rest, and for any body
+ * with a digest to check or make (lib/digest.js: `digests` not null), which the core
+ * makes as it copies.
  */
-function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, atFirstBytes = false) {
+function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, digests, atFirstBytes = false) {
   const jsTierMax = asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
   if (isIdentity(encoding) && expected <= jsTierMax && expected <= maxPreallocated) {
+    // A small body with digests is still read in JS: its bytes are hashed in one call at
+    // its end, while they are in cache (DigestStore).
+    if (digests !== null && expected >= 0) return new DigestStore(expected, digests, atFirstBytes)
     const firstChunkMax = expected >= 0 ? 0 : Math.min(FIRST_CHUNK_MAX, jsTierMax)
-    return asText ? new ScratchStore(expected, firstChunkMax, atFirstBytes) : new BufferStore(expected, firstChunkMax, atFirstBytes)
+    if (digests === null) return asText ? new ScratchStore(expected, firstChunkMax, atFirstBytes) : new BufferStore(expected, firstChunkMax, atFirstBytes)
+  }
+  if (digests !== null) {
+    return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate, 0,
+      digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5), digests.requested)
   }
   // Encoded bodies are always native: the decoders live in src/core/decode.
   return new NativeStore(native.create(expected, limit, maxPreallocated, encoding, inflate))
@@ -166,6 +176,11 @@ class BufferStore {
     return this.buf === null ? 0 : this.length
   }
 
+  /** The digests asked for: none in the JS tier (a body with any is native). */
+  digests () {
+    return null
+  }
+
   /**
    * A body of unknown length that needs more than its first chunk: the native core takes
    * over, told how many bytes it is about to hold so that it takes its final room at once.
@@ -235,10 +250,56 @@ class ScratchStore extends BufferStore {
   }
 }
 
+/**
+ * The JS tier for a body of a small known length with digests to check or make: the
+ * native core hashes the whole Buffer in one call at finish() (src/node/body.rs digestOf),
+ * where a native body's finish() and external Buffer cost more than the hashing
+ * (bench/digest.js). A mismatch fails finish() as a short body does.
+ */
+class DigestStore extends BufferStore {
+  constructor (expected, digests, atFirstBytes) {
+    super(expected, 0, atFirstBytes)
+    this.wanted = digests
+    this.made = null
+    this.failure = null
+  }
+
+  finish () {
+    const body = super.finish()
+    const d = this.wanted
+    const made = native.digestOf(body.length === 0 ? EMPTY_ARRAY_BUFFER : body, d.requested, d.contentDigest, d.reprDigest, d.contentMd5, SCRATCH)
+    if (typeof made !== 'number') {
+      this.failure = errors.bodyError(made.code, made)
+      return false
+    }
+    this.made = readDigests(d.requested, made)
+    return body
+  }
+
+  finishString (encoding) {
+    const body = this.finish()
+    return body === false ? false : decode(body, encoding, body.length)
+  }
+
+  // A mismatch, else the budget's refusal (BufferStore's).
+  error () {
+    return this.failure !== null ? this.failure : super.error()
+  }
+
+  digests () {
+    return this.made
+  }
+}
+
+// Stands for an empty body's bytes (digestOf refuses an empty view).
+const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
+
 /** The native tier: the body lives in src/core/body.rs, behind an external. */
 class NativeStore {
-  constructor (handle) {
+  /** requested: the digests asked for (lib/digest.js), read by digests(). */
+  constructor (handle, requested = 0) {
     this.handle = handle
+    this.requested = requested
   }
 
   // An ArrayBuffer (what uWS gives) goes as it is; the rest through lib/chunk.js, which
@@ -292,6 +353,11 @@ class NativeStore {
 
   get held () {
     return native.sizes(this.handle)[LENGTH]
+  }
+
+  /** After finish(): the digests asked for ({ sha256: Buffer, ... }), or null. */
+  digests () {
+    return this.requested > 0 ? readDigests(this.requested, native.digests(this.handle, SCRATCH)) : null
   }
 
   moveToNative () {

@@ -14,7 +14,7 @@ class BodyError extends Error {
     this.type = fields.type
     this.code = fields.code
     this.expose = true
-    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset', 'timeout', 'field']) {
+    for (const key of ['limit', 'length', 'expected', 'received', 'encoding', 'reason', 'charset', 'timeout', 'field', 'header', 'algorithm']) {
       if (fields[key] !== undefined) this[key] = fields[key]
     }
   }
@@ -30,6 +30,9 @@ const KINDS = {
   ERR_BODY_ENCODING_INVALID: [400, 'encoding.invalid', (f) => `invalid ${f.encoding} body: ${REASONS[f.reason]}`],
   ECONNABORTED: [400, 'request.aborted', () => 'request aborted'],
   ERR_BODY_OUT_OF_MEMORY: [503, 'memory.exhausted', () => 'no memory for the request body'],
+  // The body's digest is not the one its request declared (Content-Digest, Repr-Digest,
+  // Content-MD5): `header` names the header, `algorithm` the hash (lib/digest.js).
+  ERR_BODY_DIGEST_MISMATCH: [400, 'request.digest.mismatch', (f) => `${f.header} ${f.algorithm} digest does not match the body`],
   // The process's memory budget (setMemoryBudget) has no room for this body now: the
   // error carries a Retry-After header (`headers`, as http-errors' do).
   ERR_BODY_BUDGET: [503, 'memory.budget', () => 'the server is reading too many request bodies; try again later'],

@@ -27,4 +27,7 @@ const HEAD = Object.freeze({ NAME: 0, FILENAME: 1, FILENAME_UTF8: 2, MIME_TYPE: 
 /** The slots of the array sizes() gives. */
 const SIZES = Object.freeze({ RECEIVED: 0, LENGTH: 1, CAPACITY: 2 })
 
-module.exports = Object.freeze({ SINK, OUTCOME, STRING_ENCODING, HEAD, SIZES })
+/** create()'s `requested` digests, one bit each (src/core/digest Algorithm::bit). */
+const DIGEST = Object.freeze({ SHA256: 1, SHA512: 2, MD5: 4, CRC32C: 8 })
+
+module.exports = Object.freeze({ SINK, OUTCOME, STRING_ENCODING, HEAD, SIZES, DIGEST })

@@ -6,6 +6,7 @@ const { DEFAULT_TIMEOUT, parseTimeout } = require('./timeout')
 const { attachIntake } = require('./intake')
 const { BufferedRead } = require('./buffered-read')
 const linger = require('./linger')
+const { parseDigest, parseOnDigest, requestDigests, OFF, CHECK } = require('./digest')
 
 // Argument errors (a wrong res, req, option type or encoding) are the program's mistake:
 // both functions throw them synchronously as TypeErrors, before touching `res`, so they
@@ -39,7 +40,7 @@ const finishBuffer = (accumulator) => accumulator.finish()
 const finishText = (accumulator, options) => accumulator.finishString(options.encoding)
 
 // The options of readBody and readText: an unknown name is a TypeError naming the closest.
-const READ_BODY = { names: new Set(['limit', 'maxPreallocated', 'inflate', 'timeout', 'linger', 'onAborted']), what: 'readBody option', text: false }
+const READ_BODY = { names: new Set(['limit', 'maxPreallocated', 'inflate', 'timeout', 'linger', 'onAborted', 'digest', 'onDigest']), what: 'readBody option', text: false }
 const READ_TEXT = { names: new Set([...READ_BODY.names, 'encoding']), what: 'readText option', text: true }
 
 /** The options of one call, read and checked once: the frozen value the rest reads. */
@@ -49,6 +50,11 @@ function readOptions (options, api) {
   const encoding = api.text ? textEncoding(options.encoding) : null
   checkKnown(options, api.names, api.what)
   const onAborted = parseOnAborted(options.onAborted)
+  const digest = parseDigest(options.digest)
+  const onDigest = parseOnDigest(options.onDigest)
+  if ((onDigest !== undefined) !== (digest !== OFF && digest !== CHECK)) {
+    throw new TypeError('uws-body: options.onDigest and options.digest (a list of digests) go together: digest names what onDigest gets')
+  }
   return Object.freeze({
     limit: parseLimit(options.limit),
     maxPreallocated: parseMaxPreallocated(options.maxPreallocated),
@@ -56,6 +62,8 @@ function readOptions (options, api) {
     timeout: parseTimeout(options.timeout, DEFAULT_TIMEOUT),
     linger: linger.parseLinger(options.linger),
     onAborted,
+    digest,
+    onDigest,
     encoding,
     // finishString reads UTF-8 text straight from the body's memory (lib/accumulator.js).
     asText: encoding === 'utf8' || encoding === 'utf-8'
@@ -72,7 +80,8 @@ const TEXT_DEFAULTS = readOptions({}, READ_TEXT)
 
 function read (res, req, options, finish) {
   const { contentLength, contentEncoding } = headersOf(req)
-  const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText)
+  const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText,
+    requestDigests(options.digest, req))
   return new Promise((resolve, reject) => {
     // A refused body's rest is dropped before the promise rejects (lib/buffered-read.js).
     const read = new BufferedRead(accumulator, options, contentLength, res, null, new Settle(resolve, reject, finish, options))
@@ -98,6 +107,13 @@ class Settle {
     } catch (err) {
       acc.abort()
       return this.reject(err)
+    }
+    if (this.options.onDigest !== undefined) {
+      try {
+        this.options.onDigest(acc.digests)
+      } catch (err) {
+        return this.reject(err)
+      }
     }
     this.resolve(body)
   }

@@ -27,6 +27,7 @@ const { parseLimit, parseContentLength, parseContentEncoding, parseInflate, pars
 const { parseTimeout, startTimer } = require('./timeout')
 const { attach } = require('./intake')
 const linger = require('./linger')
+const { parseDigest, requestDigests, readDigests, SCRATCH } = require('./digest')
 const budget = require('./budget')
 
 // What bodyStream needs of `res`.
@@ -45,7 +46,7 @@ const EMPTY_ARRAY_BUFFER = new ArrayBuffer(0)
 
 // bodyStream's options (maxPreallocated, a buffered reader's, is taken and means nothing
 // here: nothing is preallocated).
-const STREAM_OPTIONS = ['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated']
+const STREAM_OPTIONS = ['limit', 'inflate', 'timeout', 'highWaterMark', 'linger', 'onAborted', 'maxPreallocated', 'digest']
 
 /**
  * A uWS request body as a Readable stream of Buffers (decoded, for an encoded body).
@@ -55,7 +56,7 @@ function bodyStream (res, req, options) {
   checkResponse(res, 'bodyStream(res, req)', PAUSABLE)
   const o = streamOptions(options)
   const { contentLength, contentEncoding } = headersOf(req)
-  return new BodyStream(res, o, parseContentLength(contentLength), parseContentEncoding(contentEncoding))
+  return new BodyStream(res, o, parseContentLength(contentLength), parseContentEncoding(contentEncoding), requestDigests(o.digest, req))
 }
 
 /** bodyStream's options, read and checked once: the frozen value the stream reads. */
@@ -74,15 +75,19 @@ function streamOptions (given) {
     // long a large upload may legitimately take is the application's call.
     timeout: parseTimeout(options.timeout, 0),
     onAborted,
-    linger: linger.parseLinger(options.linger)
+    linger: linger.parseLinger(options.linger),
+    digest: parseDigest(options.digest)
   })
 }
 
 const DEFAULTS = streamOptions({})
 
 class BodyStream extends Readable {
-  constructor (res, { limit, inflate, timeout, highWaterMark, onAborted, linger: bounds }, expected, encoding) {
+  constructor (res, { limit, inflate, timeout, highWaterMark, onAborted, linger: bounds, digest }, expected, encoding, digests) {
     super({ highWaterMark })
+    // The digests a `digest` list asked for, set (and 'digest' emitted) before 'end'.
+    this.digests = null
+    this._digest = digest
     this._res = res
     this._expected = expected
     this._stopped = false
@@ -127,7 +132,9 @@ class BodyStream extends Readable {
       this._release(() => process.nextTick(() => this.destroy(error)), error)
     } else {
       this._reserved = reserve
-      this._handle = native.streamCreate(expected, limit, encoding, inflate)
+      this._handle = digests === null
+        ? native.streamCreate(expected, limit, encoding, inflate)
+        : native.streamCreate(expected, limit, encoding, inflate, digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5)
       const refused = native.streamError(this._handle)
       if (refused !== null) {
         // Refused before any byte: 'error' once the rest is dropped, and never before the
@@ -233,7 +240,9 @@ class BodyStream extends Readable {
   }
 
   _end () {
+    if (this._digest > 0) this.digests = readDigests(this._digest, native.streamDigests(this._handle, SCRATCH))
     this._release()
+    if (this.digests !== null) this.emit('digest', this.digests)
     this.push(null)
   }
 

@@ -162,6 +162,10 @@ fn fields(error: &BodyError) -> BTreeMap<String, Json> {
             put("expected", Some(n(*expected)));
             put("received", Some(n(*received)));
         }
+        BodyError::DigestMismatch { header, algorithm } => {
+            put("header", Some(Json::String((*header).to_string())));
+            put("algorithm", Some(Json::String((*algorithm).to_string())));
+        }
         BodyError::Aborted { expected, received } => {
             put("length", expected.map(n));
             put("expected", expected.map(n));
@@ -189,6 +193,7 @@ fn run(case: &Json) -> (Option<String>, Option<BodyError>, Option<usize>) {
         content_encoding: case.get("encoding").map(|e| e.str().to_string()),
         decode: case.get("inflate") != Some(&Json::Bool(false)),
         known_minimum: 0,
+        digest: Default::default(),
     };
     let mut body = Body::new(&options);
     let mut at = body.error().map(|_| "create".to_string());

@@ -25,8 +25,35 @@ import {
   multipart,
   MulterError
 } from 'uws-body'
-import type { BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware, MultipartFileInfo, MultipartMemoryFile, MultipartDiskFile, MultipartFile, MultipartResult, ReadMultipartOptions, MultipartReason, MulterFile, StorageEngine } from 'uws-body'
+import type { Digests, DigestOption, BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware, MultipartFileInfo, MultipartMemoryFile, MultipartDiskFile, MultipartFile, MultipartResult, ReadMultipartOptions, MultipartReason, MulterFile, StorageEngine } from 'uws-body'
 import { PassThrough } from 'node:stream'
+
+uWS.App().post('/digest', (res, req) => {
+  let sha256 = ''
+  readBody(res, req, { digest: ['sha256', 'crc32c'], onDigest: (d) => { sha256 = d.sha256?.toString('hex') ?? '' } }).then(
+    (body: Buffer) => res.cork(() => res.end(`${body.length} ${sha256}`)),
+    () => {}
+  )
+})
+uWS.App().post('/digest-stream', (res, req) => {
+  const stream = bodyStream(res, req, { digest: ['md5'] })
+  stream.on('digest', (d: Digests) => d.md5)
+  stream.on('end', () => { const d: Digests | null = stream.digests; res.end(d?.md5?.toString('base64') ?? '') })
+})
+{
+  const acc = new BodyAccumulator({ contentDigest: 'sha-256=:AAAA:', reprDigest: null, contentMd5: undefined, digest: false })
+  const d: Digests | null = acc.digests
+  const option: DigestOption = ['sha512']
+  // @ts-expect-error 'sha1' is not made
+  const wrong: DigestOption = ['sha1']
+  void d; void option; void wrong
+  ultimateExpress().post('/d', json({ digest: ['sha256'] }), (req: any, res: any) => res.json(req.digests))
+  uWS.App().post('/form-digest', (res, req) => {
+    readMultipart(res, req, { digest: ['sha256'] }).then((r) => res.end(r.files.map((f) => f.digests?.sha256?.toString('hex')).join()))
+  })
+  // @ts-expect-error a form's declared digests are not checked: a list only
+  readMultipart(uWS.App() as any, {} as any, { digest: true })
+}
 
 uWS.App().post('/upload', (res, req) => {
   readBody(res, req, { limit: '10mb', maxPreallocated: 1 << 20, inflate: false, onAborted: () => {} }).then(

@@ -47,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
             2 => u64::from(head[6] >> 3) * 4096,
             _ => u64::MAX,
         },
+        digest: Default::default(),
     });
     let step = 1 + usize::from(head[7]) * 37;
     for chunk in rest.chunks(step) {

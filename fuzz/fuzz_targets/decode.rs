@@ -54,6 +54,7 @@ fuzz_target!(|data: &[u8]| {
         content_encoding: Some(coding.to_owned()),
         decode: true,
         known_minimum: 0,
+        digest: Default::default(),
     });
     let step = 1 + usize::from(head[3]) * 13;
     for chunk in encoded.chunks(step) {

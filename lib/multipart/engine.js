@@ -125,7 +125,7 @@ class MultipartEngine {
     const encoded = this.contentEncoding !== null
     const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated) : 0
     const upload = MultipartUpload.create(String(this.contentType), nativeLimits(this.limits), preallocate,
-      encoded ? -1 : expected, this.contentEncoding, o.limit, this)
+      encoded ? -1 : expected, this.contentEncoding, o.limit, this, o.digest)
     if (!(upload instanceof MultipartUpload)) return this.refuse(errors.multipartError(upload))
     this.upload = upload
     this.clearTimer = startTimer(o.timeout, () => this.fail(errors.timedOut(o.timeout, this.received)))
@@ -230,6 +230,9 @@ class MultipartEngine {
       return this.fail(errors.multipartError({ code: 'MISSING_FIELD_NAME' }))
     }
     if (state !== null && !state.isField) {
+      // The file's digests, made as its bytes were parsed (`digest: [...]`), on the file
+      // before its storage engine or the program sees it whole.
+      if (this.options.digest > 0) state.file.digests = this.upload.partDigests()
       const at = life.transition(state, life.PART_END)
       if (range !== null) {
         state.range = range

@@ -8,6 +8,7 @@ const { paramDecoder } = require('./names')
 const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe, readNames, parseOnAborted } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
 const { parseLinger } = require('../linger')
+const { parseDigest, NAMES } = require('../digest')
 
 // Memory storage holds every file until the promise settles: without a bound any client
 // could make the process hold what it likes. 64 MiB is an upload of a few photos or
@@ -16,11 +17,11 @@ const { parseLinger } = require('../linger')
 // default (as bodyStream); its fields, which are held, get this same bound.
 const DEFAULT_MEMORY_LIMIT = 64 * MIB
 
-const READ_OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted']
+const READ_OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted', 'digest']
 // multer's options, and uws-body's own (the same as readMultipart's). fileHwm is multer's
 // name for the file streams' mark, readMultipart's highWaterMark.
 const MULTER_OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath', 'defParamCharset', 'fileHwm',
-  'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger']
+  'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger', 'digest']
 
 /**
  * readMultipart's options: { storage, arena, limits, onAborted } and the engine's
@@ -92,8 +93,19 @@ function commonOptions (o, storage) {
     preservePath,
     decodeParam: paramDecoder(o.defParamCharset),
     maxPreallocated,
-    linger: parseLinger(o.linger)
+    linger: parseLinger(o.linger),
+    digest: fileDigests(o.digest)
   }
+}
+
+/**
+ * The `digest` option of a form: a list of algorithms, each file's digests (lib/digest.js's
+ * mask); a form's declared digests are not checked, so true and false are refused.
+ */
+function fileDigests (value) {
+  if (value === undefined || value === null) return 0
+  if (!Array.isArray(value)) throw new TypeError(`uws-body: a form's digest option is a list of ${NAMES.join(', ')} (each file's digests), got ${describe(value)}`)
+  return parseDigest(value)
 }
 
 module.exports = { readOptions, multerOptions, DEFAULT_MEMORY_LIMIT }

@@ -19,6 +19,7 @@ const native = require('../native')
 const { bytesOf } = require('../chunk')
 const { SINK, OUTCOME, HEAD } = require('../protocol')
 const { keepShape } = require('./shapes')
+const { readDigests, SCRATCH } = require('../digest')
 
 const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
 // multipartFeed's outcomes (PART comes as the head).
@@ -64,19 +65,22 @@ class MultipartUpload {
    * @param {string | null} contentEncoding the request's content-encoding: the form is
    *   parsed from the decoded bytes (gzip, deflate, br, zstd, or two of them)
    * @param {number} decodedLimit the most bytes an encoded form may decode to
+   * @param {number} requested each part's digests to make (lib/digest.js), read at its
+   *   end by partDigests()
    * @returns {MultipartUpload | object} the upload, or the error fields when the
    *   content-type is not multipart/form-data with a usable boundary, or the encoding
    *   is not one the native side decodes
    */
-  static create (contentType, limits, preallocate, expected, contentEncoding, decodedLimit, consumer) {
-    const handle = native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit)
+  static create (contentType, limits, preallocate, expected, contentEncoding, decodedLimit, consumer, requested = 0) {
+    const handle = native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit, requested)
     if (typeof handle.code === 'string') return handle
-    return new MultipartUpload(handle, consumer)
+    return new MultipartUpload(handle, consumer, requested)
   }
 
-  constructor (handle, consumer) {
+  constructor (handle, consumer, requested) {
     this.handle = handle
     this.consumer = consumer
+    this.requested = requested
     this.sink = SKIP
     // Arena files are appended back to back: the next one starts where the last ended.
     this.arenaStart = 0
@@ -88,6 +92,14 @@ class MultipartUpload {
   /** The current part's data goes to `sink` from now on (a decision made between chunks). */
   setSink (sink) {
     if (!this.settled) this.sink = sink
+  }
+
+  /**
+   * In consumer.partEnd(): the digests of the part that just ended ({ sha256: Buffer,
+   * ... }), or null when none were asked.
+   */
+  partDigests () {
+    return this.requested > 0 ? readDigests(this.requested, native.multipartDigests(this.handle, SCRATCH)) : null
   }
 
   /** Parses one chunk (an ArrayBuffer or a view) through. */

@@ -5,13 +5,14 @@ const typeis = require('type-is')
 const { DEFAULT_MAX_PREALLOCATED, parseLimit, readNames } = require('../options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('../timeout')
 const { parseLinger } = require('../linger')
+const { parseDigest } = require('../digest')
 
 // Matching a content-type against the accepted types (type-is's media-type rules) costs
 // a parse per request; the answer depends on the header string alone, so it is cached.
 const MATCH_CACHE_MAX = 256
 
 // body-parser's options for every parser, and uws-body's own (the same as readBody's).
-const COMMON = ['inflate', 'limit', 'type', 'verify', 'timeout', 'linger']
+const COMMON = ['inflate', 'limit', 'type', 'verify', 'timeout', 'linger', 'digest']
 
 /**
  * The options every parser takes, and `own`, the ones its kind adds (json's `strict`,
@@ -35,6 +36,8 @@ function commonOptions (o, defaultType) {
     maxPreallocated: DEFAULT_MAX_PREALLOCATED,
     timeout: parseTimeout(o.timeout, DEFAULT_TIMEOUT),
     linger: parseLinger(o.linger),
+    // Declared digests checked, unless false; names: req.digests (lib/parsers/read.js).
+    digest: parseDigest(o.digest),
     inflate: o.inflate !== false,
     verify,
     defaultCharset: o.defaultCharset || 'utf-8',

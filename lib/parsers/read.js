@@ -161,6 +161,8 @@ class ParsedBody extends AsyncResource {
         }
       }
       body = charset === null ? read : decode(read, charset)
+      // The digests `digest: [names]` asked for, of the bytes read (null otherwise).
+      if (options.digest > 0) req.digests = acc.digests
     } catch (err) {
       // finish() throws the body's own BodyError (e.g. fewer bytes than declared).
       return this.fail(err)

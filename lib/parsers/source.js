@@ -34,6 +34,7 @@
 // or a bound passed (lib/intake.js, lib/linger.js): the framework's answer then reaches a
 // client that was still sending.
 const { Body } = require('../accumulator')
+const { requestDigests } = require('../digest')
 const errors = require('../errors')
 const { remainingOf } = require('../options')
 const { Intake } = require('../intake')
@@ -127,7 +128,8 @@ function readInto (source, req, res, options, asText, owner) {
     return owner.bodyRead(bodyGone(req.method), null)
   }
   const headers = req.headers
-  const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText)
+  const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText,
+    requestDigests(options.digest, headers))
   if (source !== NODE_STREAM && (req.res.aborted || req.res.finished)) {
     req.bodyRead = true
     acc.abort()

@@ -5,6 +5,7 @@ use std::mem::MaybeUninit;
 
 use super::budget::Reservation;
 use super::decode::{Decoder, Sink};
+use super::digest::{Digest, DigestOptions, Digests};
 use super::encoding;
 use super::error::BodyError;
 use super::memory::Block;
@@ -27,6 +28,8 @@ pub struct BodyOptions {
     /// push. Room for them is taken at once, as for a declared length (and within the same
     /// cap), so the body does not start exactly sized and then move into a larger block.
     pub known_minimum: u64,
+    /// Digests to check (declared by the request) and to make (asked by the program).
+    pub digest: DigestOptions,
 }
 
 impl Default for BodyOptions {
@@ -38,6 +41,7 @@ impl Default for BodyOptions {
             content_encoding: None,
             decode: true,
             known_minimum: 0,
+            digest: DigestOptions::default(),
         }
     }
 }
@@ -63,6 +67,8 @@ pub struct Body {
     block: Option<Block>,
     /// For an encoded body: its decoders (the block then holds decoded bytes).
     decoder: Option<Decoder>,
+    /// None for a body with no digest to check or make: it pays one branch per push.
+    digests: Option<Box<Digests>>,
     /// The memory budget's bytes for what a declared length can still grow to, past the
     /// block's own reservation (core/budget.rs): taken whole when the body begins.
     admission: Reservation,
@@ -89,6 +95,7 @@ impl Body {
             received: 0,
             block: None,
             decoder: None,
+            digests: None,
             admission: Reservation::none(),
             state: State::Open,
         };
@@ -106,6 +113,7 @@ impl Body {
                 return body;
             }
         }
+        body.digests = Digests::new(&options.digest, body.decoder.is_none()).map(Box::new);
         if body.decoder.is_some() {
             return body;
         }
@@ -184,10 +192,15 @@ impl Body {
             return Ok(false);
         }
         self.received = received;
+        // Hashed as it is copied, while the chunk is in cache (see digest/mod.rs).
+        if let Some(digests) = &mut self.digests {
+            digests.sent(chunk);
+        }
         if let Some(decoder) = &mut self.decoder {
             let mut sink = Decoded {
                 block: &mut self.block,
                 limit: self.limit,
+                digests: self.digests.as_deref_mut(),
             };
             if let Err(error) = decoder.push(chunk, &mut sink) {
                 self.fail(error);
@@ -265,6 +278,12 @@ impl Body {
             return Err(FinishError::Body(error));
         }
         self.decoder = None;
+        // The last end-of-body rule: a digest the request declared. Like a length
+        // mismatch, the body fails and its memory goes before the program sees a byte.
+        if let Some(Err(error)) = self.digests.as_deref_mut().map(Digests::finish) {
+            self.fail(error.clone());
+            return Err(FinishError::Body(error));
+        }
         self.state = State::Done;
         // The block keeps its own reservation until it goes back to the pool.
         self.admission = Reservation::none();
@@ -290,6 +309,11 @@ impl Body {
     /// Bytes held now, decoded (0 once finished, failed or aborted).
     pub fn length(&self) -> usize {
         self.block.as_ref().map_or(0, Block::len)
+    }
+
+    /// The digests the program asked for, once `finish()` succeeded (else empty).
+    pub fn digests(&self) -> &[Digest] {
+        self.digests.as_deref().map_or(&[], Digests::results)
     }
 
     /// Bytes allocated now.
@@ -330,6 +354,8 @@ pub(super) fn accept(options: &BodyOptions) -> Result<Vec<encoding::Coding>, Bod
 struct Decoded<'a> {
     block: &'a mut Option<Block>,
     limit: u64,
+    /// The decoded bytes are hashed as they are written.
+    digests: Option<&'a mut Digests>,
 }
 
 impl Sink for Decoded<'_> {
@@ -354,6 +380,10 @@ impl Sink for Decoded<'_> {
         };
         // SAFETY: the decoder initialized the first `n` bytes of the last window.
         unsafe { block.assume_appended(n) };
+        if let Some(digests) = self.digests.as_deref_mut() {
+            let written = block.as_slice();
+            digests.decoded(&written[written.len() - n..]);
+        }
         let decoded = block.len() as u64;
         if decoded > self.limit {
             return Err(BodyError::TooLarge {

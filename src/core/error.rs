@@ -35,6 +35,12 @@ pub enum BodyError {
     /// The allocator could not provide memory the body needed (a huge preallocation the
     /// program allowed, or real exhaustion). 503 `memory.exhausted`: try again later.
     OutOfMemory { requested: u64 },
+    /// The body's digest differs from the one a request header declared (`header`, e.g.
+    /// `content-digest`; `algorithm`, e.g. `sha256`). 400 `request.digest.mismatch`.
+    DigestMismatch {
+        header: &'static str,
+        algorithm: &'static str,
+    },
     /// The process's memory budget (`setMemoryBudget`, core/budget.rs) has no room for
     /// `requested` more bytes. 503 `memory.budget`, with a Retry-After: bodies being read
     /// will end and return theirs.
@@ -88,7 +94,8 @@ impl BodyError {
             BodyError::EncodingUnsupported { .. } => 415,
             BodyError::LengthMismatch { .. }
             | BodyError::EncodingInvalid { .. }
-            | BodyError::Aborted { .. } => 400,
+            | BodyError::Aborted { .. }
+            | BodyError::DigestMismatch { .. } => 400,
             BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => 503,
         }
     }
@@ -102,6 +109,7 @@ impl BodyError {
             BodyError::EncodingInvalid { .. } => "ERR_BODY_ENCODING_INVALID",
             BodyError::Aborted { .. } => "ECONNABORTED",
             BodyError::OutOfMemory { .. } => "ERR_BODY_OUT_OF_MEMORY",
+            BodyError::DigestMismatch { .. } => "ERR_BODY_DIGEST_MISMATCH",
             BodyError::OverBudget { .. } => "ERR_BODY_BUDGET",
         }
     }
@@ -115,6 +123,7 @@ impl BodyError {
             BodyError::EncodingInvalid { .. } => "encoding.invalid",
             BodyError::Aborted { .. } => "request.aborted",
             BodyError::OutOfMemory { .. } => "memory.exhausted",
+            BodyError::DigestMismatch { .. } => "request.digest.mismatch",
             BodyError::OverBudget { .. } => "memory.budget",
         }
     }

@@ -52,6 +52,10 @@ fn body_errors() -> Vec<BodyError> {
             received: 0,
         },
         BodyError::OutOfMemory { requested: 1 },
+        BodyError::DigestMismatch {
+            header: "content-digest",
+            algorithm: "sha256",
+        },
         BodyError::OverBudget { requested: 1 },
     ]
 }

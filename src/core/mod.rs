@@ -3,6 +3,7 @@
 pub mod body;
 pub mod budget;
 pub mod decode;
+pub mod digest;
 pub mod encoding;
 pub mod error;
 pub mod ledger;

@@ -119,6 +119,7 @@ proptest! {
             content_encoding: None,
             decode: true,
             known_minimum,
+            digest: Default::default(),
         });
         // Preallocation never passes the cap (rounded to the pool's class) or the declared length.
         let bound = declared.unwrap_or(0).min(max_preallocated) as usize;
@@ -243,6 +244,7 @@ fn decode(
         content_encoding: Some(format.header().into()),
         decode: true,
         known_minimum: 0,
+        digest: Default::default(),
     });
     run(body, encoded, sizes)
 }
@@ -424,6 +426,7 @@ proptest! {
             content_encoding: format.map(|f| f.header().into()),
             decode: true,
             known_minimum: 0,
+            digest: Default::default(),
         };
         let expected = run(Body::new(&options), &sent, &sizes);
         prop_assert_eq!(stream_run(&options, &sent, &sizes, &rooms, &reads), expected);

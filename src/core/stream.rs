@@ -14,6 +14,7 @@ use std::mem::MaybeUninit;
 
 use super::body::{accept, BodyOptions, Misuse};
 use super::decode::Decoder;
+use super::digest::{Digest, Digests};
 use super::error::BodyError;
 use super::memory::Block;
 use super::state::State;
@@ -48,6 +49,8 @@ pub struct BodyStream {
     held_at: usize,
     /// A rule the bytes sent broke, raised once everything sent before them is decoded.
     deferred: Option<BodyError>,
+    /// None for a body with no digest to check or make (see `Body`).
+    digests: Option<Box<Digests>>,
     ended: bool,
     state: State,
 }
@@ -65,6 +68,7 @@ impl BodyStream {
             held: None,
             held_at: 0,
             deferred: None,
+            digests: None,
             ended: false,
             state: State::Open,
         };
@@ -75,6 +79,7 @@ impl BodyStream {
             },
             Err(error) => stream.state = State::Failed(error),
         }
+        stream.digests = Digests::new(&options.digest, stream.decoder.is_none()).map(Box::new);
         stream
     }
 
@@ -119,6 +124,9 @@ impl BodyStream {
             return self.read(out);
         }
         self.received = received;
+        if let Some(digests) = &mut self.digests {
+            digests.sent(chunk);
+        }
         if self.decoder.is_none() || chunk.is_empty() {
             return self.read(out);
         }
@@ -191,6 +199,12 @@ impl BodyStream {
                 Err(error) => return self.fail(error),
                 Ok(0) => {}
                 Ok(n) => {
+                    if let Some(digests) = &mut self.digests {
+                        // SAFETY: `pull` initialized the first `n` bytes of `out`.
+                        let written =
+                            unsafe { std::slice::from_raw_parts(out.as_ptr().cast::<u8>(), n) };
+                        digests.decoded(written);
+                    }
                     self.decoded += n as u64;
                     if self.decoded > self.limit {
                         return self.fail(BodyError::TooLarge {
@@ -220,6 +234,10 @@ impl BodyStream {
             });
         }
         if let Some(Err(error)) = self.decoder.as_ref().map(Decoder::finish) {
+            return self.fail(error);
+        }
+        // A declared digest, last, as in `Body::finish`: the error comes before the end.
+        if let Some(Err(error)) = self.digests.as_deref_mut().map(Digests::finish) {
             return self.fail(error);
         }
         self.decoder = None;
@@ -256,6 +274,11 @@ impl BodyStream {
     /// Bytes accepted so far, as sent.
     pub fn received(&self) -> u64 {
         self.received
+    }
+
+    /// The digests the program asked for, once `read` reported `Done` (else empty).
+    pub fn digests(&self) -> &[Digest] {
+        self.digests.as_deref().map_or(&[], Digests::results)
     }
 
     /// Encoded bytes held, waiting for room (0 for an unencoded body).

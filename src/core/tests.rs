@@ -11,6 +11,7 @@ fn options(content_length: Option<u64>, limit: u64) -> BodyOptions {
         content_encoding: None,
         decode: true,
         known_minimum: 0,
+        digest: Default::default(),
     }
 }
 

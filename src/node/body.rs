@@ -8,9 +8,10 @@ use napi_derive::napi;
 use super::buffer::into_buffer;
 use super::external;
 use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
-use super::protocol::{sizes, string_encoding};
+use super::protocol::{digest as digest_bit, sizes, string_encoding};
 use super::raw::*;
 use super::string;
+use crate::core::digest::{self, Algorithm, DigestOptions, Header};
 use crate::core::{text, Body, BodyError, BodyOptions, FinishError, Misuse};
 
 /// A length from JS, where a negative number means "none".
@@ -18,10 +19,14 @@ fn length_option(n: f64) -> Option<u64> {
     (n >= 0.0).then_some(n as u64)
 }
 
-/// create(contentLength, limit, maxPreallocated, contentEncoding, decode, knownMinimum?):
+/// create(contentLength, limit, maxPreallocated, contentEncoding, decode, knownMinimum?,
+/// requested?, contentDigest?, reprDigest?, contentMd5?):
 /// the JS side has validated and parsed the options; a negative contentLength means
-/// unknown. knownMinimum: for an unknown length, bytes about to be pushed.
+/// unknown. knownMinimum: for an unknown length, bytes about to be pushed. requested: the
+/// digests to make (protocol's `digest` bits); when it is a number, the three headers
+/// after it (strings, or anything else for none) are the digests the request declared.
 #[napi(js_name = "create", catch_unwind)]
+#[allow(clippy::too_many_arguments)]
 pub fn create(
     env: napi::Env,
     length: Unknown,
@@ -30,6 +35,10 @@ pub fn create(
     encoding: Unknown,
     decode: Unknown,
     known_minimum: Unknown,
+    requested: Unknown,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let (Some(length), Some(limit), Some(max_preallocated)) =
@@ -48,9 +57,156 @@ pub fn create(
             decode: bool_of(decode)? != Some(false),
             // Anything but a positive number is no hint.
             known_minimum: f64_of(known_minimum)?.map_or(0, amount),
+            digest: match f64_of(requested)? {
+                Some(mask) => digest_options(mask, content_digest, repr_digest, content_md5)?,
+                None => DigestOptions::default(),
+            },
         };
         external::create(&env, Body::new(&options))
     })
+}
+
+/// What create()'s and streamCreate()'s digest arguments ask: the headers parsed (an
+/// unparsable one is no digest, as RFC 9530 allows), the mask read as algorithms.
+pub(super) fn digest_options(
+    requested: f64,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
+) -> Result<DigestOptions> {
+    let mut declared = Vec::new();
+    if let Some(value) = string_of(content_digest)? {
+        declared.extend(digest::dictionary(Header::ContentDigest, &value));
+    }
+    if let Some(value) = string_of(repr_digest)? {
+        declared.extend(digest::dictionary(Header::ReprDigest, &value));
+    }
+    if let Some(value) = string_of(content_md5)? {
+        declared.extend(digest::content_md5(&value));
+    }
+    Ok(DigestOptions {
+        declared,
+        requested: requested_algorithms(requested),
+    })
+}
+
+/// The algorithms of a `requested` argument, in the order of protocol's `digest` bits.
+pub(super) fn requested_algorithms(requested: f64) -> Vec<Algorithm> {
+    // Any number reaches here: out of range is none (`as` saturates, NaN is 0).
+    let mask = requested as u32;
+    REQUESTED
+        .iter()
+        .filter(|(bit, _)| mask & bit != 0)
+        .map(|&(_, algorithm)| algorithm)
+        .collect()
+}
+
+/// create()'s `requested` bits, as algorithms.
+const REQUESTED: [(u32, Algorithm); 4] = [
+    (digest_bit::SHA256, Algorithm::Sha256),
+    (digest_bit::SHA512, Algorithm::Sha512),
+    (digest_bit::MD5, Algorithm::Md5),
+    (digest_bit::CRC32C, Algorithm::Crc32c),
+];
+
+/// digests(body, out) -> the number of bytes written into `out` (a Uint8Array of at least
+/// `DIGESTS_MAX` bytes): the requested digests of the bytes the program got, back to back
+/// in the order of protocol's `digest` bits; 0 when none were asked or the body has not
+/// finished. Written into the caller's memory, not made as an object of Buffers: N-API's
+/// objects and Buffers cost more than a small body's hash.
+#[napi(js_name = "digests", catch_unwind)]
+pub fn digests(env: napi::Env, handle: Unknown, out: Unknown) -> napi::Result<sys::napi_value> {
+    digests_answer(&env, handle, "digests", Body::digests, out)
+}
+
+/// What digests(), streamDigests() and multipartDigests() do: write the digests `of`
+/// finds into `out` (write_digests), and answer how many bytes that took.
+pub(super) fn digests_answer<T: external::Tagged>(
+    env: &napi::Env,
+    handle: Unknown,
+    call: &str,
+    of: fn(&T) -> &[digest::Digest],
+    out: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(env, || {
+        let made = external::with(handle, call, |handle: &mut T| of(handle).to_vec())?;
+        js(env, write_digests(env, &made, out)? as f64)
+    })
+}
+
+/// digestOf(bytes, requested, contentDigest?, reprDigest?, contentMd5?, out) -> the number
+/// of bytes written into `out` (as digests()) | { code: 'ERR_BODY_DIGEST_MISMATCH', header,
+/// algorithm }: the digests of a whole body the JS tier read (an identity body, so every
+/// digest is over the same bytes), checked and made in one call while its bytes are still
+/// in cache. The arguments between as create()'s. TypeError for `bytes` that is not a
+/// chunk push() would read, or an `out` too small.
+#[napi(js_name = "digestOf", catch_unwind)]
+pub fn digest_of(
+    env: napi::Env,
+    bytes: Unknown,
+    requested: Unknown,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
+    out: Unknown,
+) -> napi::Result<sys::napi_value> {
+    guarded(&env, || {
+        let options = digest_options(
+            f64_of(requested)?.unwrap_or(0.0),
+            content_digest,
+            repr_digest,
+            content_md5,
+        )?;
+        let Some(mut digests) = digest::Digests::new(&options, true) else {
+            return js(&env, 0.0);
+        };
+        {
+            // SAFETY: napi-rs gives an export its arguments with the env of its own call;
+            // the borrow ends in this block, before `out` is written.
+            let chunk = unsafe { get_chunk(env.raw(), bytes.raw())? };
+            match chunk {
+                Chunk::Bytes(bytes) => digests.sent(bytes),
+                // lib/body-store.js passes an empty body as an empty ArrayBuffer.
+                Chunk::Refused => {
+                    return Err(type_error(
+                        "digestOf(bytes): an ArrayBuffer or a non-empty view",
+                    ))
+                }
+            }
+        }
+        match digests.finish() {
+            Ok(()) => js(&env, write_digests(&env, digests.results(), out)? as f64),
+            Err(error) => Ok(error_object(&env, &error)?.raw()),
+        }
+    })
+}
+
+/// The most bytes the digests of one body take (every algorithm asked).
+const DIGESTS_MAX: usize = 32 + 64 + 16 + 4;
+
+/// Writes `made` back to back at the front of `out`, a Uint8Array of at least
+/// `DIGESTS_MAX` bytes: the number of bytes written.
+pub(super) fn write_digests(
+    env: &napi::Env,
+    made: &[digest::Digest],
+    out: Unknown,
+) -> Result<usize> {
+    if made.is_empty() {
+        return Ok(0);
+    }
+    // SAFETY: napi-rs gives an export its arguments with the env of its own call; no
+    // other borrow of JS memory is live (digestOf's chunk ended before).
+    let room = unsafe { get_room(env.raw(), out.raw())? }
+        .filter(|room| room.len() >= DIGESTS_MAX)
+        .ok_or_else(|| type_error("digests: out must be a Uint8Array of 116 bytes or more"))?;
+    let mut at = 0;
+    for d in made {
+        for (o, &b) in room[at..].iter_mut().zip(&d.bytes) {
+            o.write(b);
+        }
+        at += d.bytes.len();
+    }
+    Ok(at)
 }
 
 fn misuse(call: &str, misuse: Misuse) -> Thrown {
@@ -275,6 +431,10 @@ pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Resul
             o.set("reason", reason.name())?;
         }
         BodyError::OutOfMemory { .. } | BodyError::OverBudget { .. } => {}
+        BodyError::DigestMismatch { header, algorithm } => {
+            o.set("header", *header)?;
+            o.set("algorithm", *algorithm)?;
+        }
     }
     Ok(o)
 }

@@ -9,7 +9,9 @@ use napi::bindgen_prelude::{JsValue, Null, Object, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::{abort_answer, error_object as body_error_object};
+use super::body::{
+    abort_answer, digests_answer, error_object as body_error_object, requested_algorithms,
+};
 use super::buffer::into_buffer;
 use super::external;
 use super::guarded::{amount, f64_of, guarded, js, string_of};
@@ -23,12 +25,14 @@ use crate::core::multipart::{
 };
 
 /// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
-/// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit) -> the
+/// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit,
+/// requested?) -> the
 /// upload's external, or, for a content-type without a usable boundary or a
 /// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
 /// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
 /// An encoded form (contentEncoding a string other than identity) is parsed from its
-/// decoded bytes, at most `decodedLimit` of them.
+/// decoded bytes, at most `decodedLimit` of them. requested: each part's digests to make
+/// (protocol's `digest` bits, as create()'s), read at its end by multipartDigests.
 #[napi(js_name = "multipartCreate", catch_unwind)]
 #[allow(clippy::too_many_arguments)] // the JS call's arguments, one each
 pub fn multipart_create(
@@ -46,6 +50,7 @@ pub fn multipart_create(
     expected: Unknown,
     content_encoding: Unknown,
     decoded_limit: Unknown,
+    requested: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let numbers = [
@@ -105,7 +110,8 @@ pub fn multipart_create(
             };
             Upload::with_decoding(parser, preallocate, Decoding::new(decoder))
         };
-        external::create(&env, upload)
+        let requested = f64_of(requested)?.map_or_else(Vec::new, requested_algorithms);
+        external::create(&env, upload.with_part_digests(&requested))
     })
 }
 
@@ -468,4 +474,15 @@ unsafe fn latin1(env: Env, bytes: &[u8]) -> Result<Value> {
 unsafe fn utf8_lossy(env: Env, bytes: &[u8]) -> Result<Value> {
     // SAFETY: as the caller promised.
     unsafe { make_string(env, bytes, sys::napi_create_string_utf8) }
+}
+
+/// multipartDigests(upload, out) -> bytes written into `out`: the digests of the part that
+/// ended last, as digests() writes them (body.rs).
+#[napi(js_name = "multipartDigests", catch_unwind)]
+pub fn multipart_digests(
+    env: napi::Env,
+    handle: Unknown,
+    out: Unknown,
+) -> napi::Result<sys::napi_value> {
+    digests_answer(&env, handle, "multipartDigests", Upload::part_digests, out)
 }

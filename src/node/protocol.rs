@@ -79,13 +79,24 @@ table! {
     }
 }
 
+table! {
+    /// The bits of create()'s and streamCreate()'s `requested` digests.
+    digest: u32 {
+        SHA256 = 1,
+        SHA512 = 2,
+        MD5 = 4,
+        CRC32C = 8,
+    }
+}
+
 /// Every table, by the name lib/protocol.js gives it.
-const TABLES: [(&str, &[(&str, f64)]); 5] = [
+const TABLES: [(&str, &[(&str, f64)]); 6] = [
     ("SINK", sink::TABLE),
     ("OUTCOME", outcome::TABLE),
     ("STRING_ENCODING", string_encoding::TABLE),
     ("HEAD", head::TABLE),
     ("SIZES", sizes::TABLE),
+    ("DIGEST", digest::TABLE),
 ];
 
 /// The `protocol` export: every table as a frozen object of frozen objects.

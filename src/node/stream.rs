@@ -9,22 +9,28 @@ use napi::bindgen_prelude::{Null, Unknown};
 use napi::sys;
 use napi_derive::napi;
 
-use super::body::{abort_answer, error_answer};
+use super::body::{abort_answer, digest_options, digests_answer, error_answer};
 use super::external;
 use super::guarded::{amount, bool_of, f64_of, guarded, js, string_of};
 use super::raw::*;
 use crate::core::{BodyOptions, BodyStream, Read};
 
-/// streamCreate(contentLength, limit, contentEncoding, decode): the JS side has validated
-/// and parsed the options; a negative contentLength means unknown. contentEncoding: a
-/// string, else none; decode: anything but `false` decodes.
+/// streamCreate(contentLength, limit, contentEncoding, decode, requested?, contentDigest?,
+/// reprDigest?, contentMd5?): the JS side has validated and parsed the options; a
+/// negative contentLength means unknown. contentEncoding: a string, else none; decode:
+/// anything but `false` decodes. The digest arguments as create()'s (body.rs).
 #[napi(js_name = "streamCreate", catch_unwind)]
+#[allow(clippy::too_many_arguments)]
 pub fn stream_create(
     env: napi::Env,
     length: Unknown,
     limit: Unknown,
     encoding: Unknown,
     decode: Unknown,
+    requested: Unknown,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let (Some(length), Some(limit)) = (f64_of(length)?, f64_of(limit)?) else {
@@ -37,6 +43,10 @@ pub fn stream_create(
             content_encoding: string_of(encoding)?,
             decode: bool_of(decode)? != Some(false),
             known_minimum: 0,
+            digest: match f64_of(requested)? {
+                Some(mask) => digest_options(mask, content_digest, repr_digest, content_md5)?,
+                None => Default::default(),
+            },
         };
         external::create(&env, BodyStream::new(&options))
     })
@@ -171,4 +181,15 @@ pub fn stream_abort(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_v
 #[napi(js_name = "streamError", catch_unwind)]
 pub fn stream_error(env: napi::Env, handle: Unknown) -> napi::Result<sys::napi_value> {
     error_answer(&env, handle, "streamError", BodyStream::error)
+}
+
+/// streamDigests(stream, out) -> bytes written into `out`: as digests() (body.rs), once
+/// streamRead reported the end.
+#[napi(js_name = "streamDigests", catch_unwind)]
+pub fn stream_digests(
+    env: napi::Env,
+    handle: Unknown,
+    out: Unknown,
+) -> napi::Result<sys::napi_value> {
+    digests_answer(&env, handle, "streamDigests", BodyStream::digests, out)
 }

@@ -77,6 +77,7 @@ fn body(encoding: &str, limit: u64, length: Option<u64>) -> Body {
         content_encoding: Some(encoding.into()),
         decode: true,
         known_minimum: 0,
+        digest: Default::default(),
     })
 }
 
@@ -340,6 +341,7 @@ fn unsupported_and_refused() {
             content_encoding: Some(header.into()),
             decode,
             known_minimum: 0,
+            digest: Default::default(),
         });
         assert_eq!(b.error().map(BodyError::status), Some(415), "{header}");
     }
@@ -357,6 +359,7 @@ fn stream_error(name: &str, limit: u64, encoded: &[u8], chunk: usize, room: usiz
         content_encoding: Some(name.into()),
         decode: true,
         known_minimum: 0,
+        digest: Default::default(),
     });
     let mut out = vec![MaybeUninit::<u8>::uninit(); room];
     for piece in encoded.chunks(chunk) {

@@ -13,6 +13,7 @@ use std::mem::MaybeUninit;
 use super::decoding::Decoding;
 use super::{Event, Multipart, MultipartError};
 use crate::core::body::Misuse;
+use crate::core::digest::{Algorithm, Digest, PartDigests};
 use crate::core::error::BodyError;
 use crate::core::memory::{AllocError, Block};
 
@@ -76,6 +77,8 @@ pub struct Upload {
     body_error: Option<BodyError>,
     /// `end` was called: the body is complete.
     ended: bool,
+    /// Each part's digests, when the program asked for them (multipart files).
+    digests: Option<PartDigests>,
 }
 
 /// The arena's first block when the body's length is unknown; it doubles from there.
@@ -94,7 +97,19 @@ impl Upload {
             decoding: None,
             body_error: None,
             ended: false,
+            digests: None,
         }
+    }
+
+    /// Each part's body is hashed with `requested` as it is parsed (see `part_digests`).
+    pub fn with_part_digests(mut self, requested: &[Algorithm]) -> Upload {
+        self.digests = PartDigests::new(requested);
+        self
+    }
+
+    /// The digests of the part that ended last (empty when none were asked).
+    pub fn part_digests(&self) -> &[Digest] {
+        self.digests.as_ref().map_or(&[], PartDigests::last)
     }
 
     /// An upload of a content-encoded form, parsed as `decoding` decodes it. The declared
@@ -233,13 +248,26 @@ impl Upload {
             let step = self.parser.next(&input[consumed..], max)?;
             consumed += step.consumed;
             let data = match step.event {
-                Event::Data(data) => data,
+                Event::Data(data) => {
+                    if let Some(digests) = &mut self.digests {
+                        digests.update(data);
+                    }
+                    data
+                }
                 Event::Part(_) => {
                     // A value the caller did not take is not the next field's start.
                     self.field.clear();
+                    if let Some(digests) = &mut self.digests {
+                        digests.begin();
+                    }
                     return Ok(fed(consumed, written, Outcome::Part));
                 }
-                Event::PartEnd => return Ok(fed(consumed, written, Outcome::PartEnd)),
+                Event::PartEnd => {
+                    if let Some(digests) = &mut self.digests {
+                        digests.end();
+                    }
+                    return Ok(fed(consumed, written, Outcome::PartEnd));
+                }
                 Event::NeedInput => return Ok(fed(consumed, written, Outcome::NeedInput)),
                 Event::Done => return Ok(fed(consumed, written, Outcome::Done)),
                 Event::Failed => {
@@ -603,5 +631,57 @@ mod tests {
         let fed = up.feed(&rest[3..], Sink::Room, &mut room).unwrap();
         assert_eq!(fed.outcome, Outcome::Failed);
         assert_eq!(up.error().map(|e| e.code()), Some("LIMIT_FILE_SIZE"));
+    }
+
+    proptest::proptest! {
+        /// Each part's digests, whatever the chunking and the sink: those of its body.
+        #[test]
+        fn each_part_has_its_digests_at_its_end(
+            sizes in proptest::collection::vec(0usize..3000, 1..5),
+            step in 1usize..700,
+            arena in proptest::bool::ANY,
+        ) {
+            use crate::core::digest::{Algorithm, Hasher};
+            let bodies: Vec<Vec<u8>> = sizes.iter().enumerate()
+                .map(|(i, &n)| (0..n).map(|j| (j * 7 + i) as u8 ^ b'\r').collect()).collect();
+            let mut form = Vec::new();
+            for (i, b) in bodies.iter().enumerate() {
+                form.extend_from_slice(format!("--b\r\ncontent-disposition: form-data; name=\"f{i}\"; filename=\"x\"\r\n\r\n").as_bytes());
+                form.extend_from_slice(b);
+                form.extend_from_slice(b"\r\n");
+            }
+            form.extend_from_slice(b"--b--\r\n");
+            let boundary = Boundary::new(b"b").unwrap();
+            let mut up = Upload::new(Multipart::new(&boundary, Limits::default()), 8, None)
+                .with_part_digests(&[Algorithm::Sha256, Algorithm::Crc32c]);
+            let mut room = [MaybeUninit::new(0u8); 64];
+            let sink = if arena { Sink::Arena } else { Sink::Room };
+            let mut ended = Vec::new();
+            let mut chunks = form.chunks(step);
+            let mut chunk = chunks.next().unwrap_or(&[]);
+            loop {
+                let fed = up.feed(chunk, sink, &mut room).unwrap();
+                chunk = &chunk[fed.consumed..];
+                match fed.outcome {
+                    Outcome::PartEnd => ended.push(up.part_digests().to_vec()),
+                    Outcome::NeedInput => match chunks.next() {
+                        Some(next) => chunk = next,
+                        None => { up.end().unwrap(); }
+                    },
+                    Outcome::Done => break,
+                    Outcome::Failed => proptest::prop_assert!(false, "{:?}", up.error()),
+                    _ => {}
+                }
+            }
+            proptest::prop_assert_eq!(ended.len(), bodies.len());
+            for (made, body) in ended.iter().zip(&bodies) {
+                for d in made {
+                    let mut h = Hasher::new(d.algorithm);
+                    h.update(body);
+                    proptest::prop_assert_eq!(&d.bytes, &h.digest());
+                }
+                proptest::prop_assert_eq!(made.len(), 2);
+            }
+        }
     }
 }

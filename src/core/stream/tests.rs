@@ -14,6 +14,7 @@ fn stream(encoding: Option<&str>, limit: u64, length: Option<u64>) -> BodyStream
         content_encoding: encoding.map(Into::into),
         decode: true,
         known_minimum: 0,
+        digest: Default::default(),
     })
 }
 
