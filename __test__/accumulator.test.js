@@ -244,12 +244,14 @@ test('a dropped accumulator frees its native memory after GC', async () => {
 
 test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24, and the string is the same from either tier', () => {
   const { AS_TEXT } = require('../lib/accumulator')
+  const { TEXT_JS_TIER_MAX } = require('../lib/body-store')
   const below24 = Number(process.versions.node.split('.')[0]) < 24
+  assert.equal(TEXT_JS_TIER_MAX, below24 ? 2048 : 192 * 1024)
   const line = Buffer.from('{"name":"caf\u00e9","n":12345,"tags":["a","b"]}\n')
   // ASCII, one-byte characters, wider ones, and invalid UTF-8 (replaced the same way).
   const contents = [Buffer.from('a'), line, Buffer.from('\u6f22\u5b57 \u20ac '), Buffer.from([0x61, 0xc3, 0x28, 0xe2, 0x82, 0xff, 0x62])]
   for (const unit of contents) {
-    for (const size of [1, 2047, 2048, 2049, 4096, 65536, JS_TIER_MAX, JS_TIER_MAX + 1]) {
+    for (const size of [1, 2047, 2048, 2049, 4096, 65536, TEXT_JS_TIER_MAX, TEXT_JS_TIER_MAX + 1]) {
       const body = Buffer.alloc(size)
       for (let at = 0; at < size; at += unit.length) unit.copy(body, at)
       const expected = body.toString('utf8')
@@ -258,7 +260,7 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
         const plain = new BodyAccumulator({ contentLength: known ? size : undefined, limit: '1mb' })
         assert.ok(feed(text, body, 65483) && feed(plain, body, 65483))
         const native = nativeTier(text)
-        if (known) assert.equal(native, size > (below24 ? 2048 : JS_TIER_MAX), `${size} B: the tier of a text body of known length`)
+        if (known) assert.equal(native, size > TEXT_JS_TIER_MAX, `${size} B: the tier of a text body of known length`)
         else if (below24) assert.equal(native, size > 2048, `${size} B: the tier of a text body of unknown length`)
         assert.equal(text.finishString('utf8'), expected, `${size} B as text`)
         assert.equal(plain.finishString('utf8'), expected, `${size} B`)

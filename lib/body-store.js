@@ -23,17 +23,21 @@ const { STRING_ENCODING, SIZES } = require('./protocol')
 const { UNKNOWN, isIdentity } = require('./options')
 const { readDigests, SCRATCH } = require('./digest')
 
-// The largest known length read by the JS tier: above it, the native pool's warm memory
-// beats JS's copy (docs/performance.md, row 'JS tier bound').
-const JS_TIER_MAX = 192 * 1024
+// The largest known length of a Buffer body read by the JS tier. Above it the native
+// pool's recycled memory wins: a fresh allocUnsafe per body is new external memory to V8
+// (on Node 24 a mark-compact every 64 MiB of bodies) and, once glibc trims its heap,
+// fresh pages (docs/performance.md, row 'JS tier bound').
+const JS_TIER_MAX = 32 * 1024
 // The largest first chunk of unknown length kept in JS: a larger one, copied again when
 // a second chunk comes, costs each body fresh memory (docs/performance.md, row 'first
 // chunk kept in JS').
 const FIRST_CHUNK_MAX = 16 * 1024
 // Text leaves the JS tier at 2 KiB where Buffer.toString('utf8') is V8's own decoder,
-// slower than finishString's (docs/performance.md, row 'text tier bound').
+// slower than finishString's; where it is simdutf's, at 192 KiB. Text in JS goes through
+// one reused scratch Buffer, so it makes no external memory per body (docs/performance.md,
+// row 'text tier bound').
 const SIMDUTF_TO_STRING = Number(process.versions.node.split('.')[0]) >= 24
-const TEXT_JS_TIER_MAX = SIMDUTF_TO_STRING ? JS_TIER_MAX : 2 * 1024
+const TEXT_JS_TIER_MAX = SIMDUTF_TO_STRING ? 192 * 1024 : 2 * 1024
 
 const EMPTY = () => Buffer.alloc(0)
 
@@ -376,4 +380,4 @@ function decode (buf, encoding, end) {
   }
 }
 
-module.exports = { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, FIRST_CHUNK_MAX }
+module.exports = { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, TEXT_JS_TIER_MAX, FIRST_CHUNK_MAX }

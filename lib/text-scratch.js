@@ -1,7 +1,7 @@
 'use strict'
 // Reused Buffers for bodies of the JS tier that are only ever decoded to a string
 // (AS_TEXT: readText, the json/text/urlencoded parsers; Node 24 reads such text up to
-// JS_TIER_MAX in JS, lib/accumulator.js).
+// TEXT_JS_TIER_MAX in JS, lib/body-store.js).
 //
 // Such a body needs its bytes for one toString(). A fresh Buffer per body is a fresh
 // ArrayBuffer (or a slice of Node's shared slab, itself garbage every few bodies) that V8
