@@ -9,12 +9,12 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const net = require('node:net')
-const http = require('node:http')
 const path = require('node:path')
 const { fork } = require('node:child_process')
 const { client, curlPath } = require('./helpers/early-clients')
 const { OVERRUN } = require('../lib/linger')
 const { EARLY_ANSWER_TRIES } = require('./helpers/load')
+const { getJson } = require('../soak/common')
 
 const MIB = 1024 * 1024
 const LIMIT = MIB
@@ -61,16 +61,6 @@ function startServer (config) {
     })
     child.once('message', (ports) => resolve({ ports, stop: () => child.kill() }))
     child.once('exit', (code) => reject(new Error(`early-server exited (${code}) before listening`)))
-  })
-}
-
-function getJson (port, urlPath) {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: urlPath, agent: false }, (res) => {
-      let text = ''
-      res.on('data', (d) => { text += d })
-      res.on('end', () => resolve(JSON.parse(text)))
-    }).on('error', reject)
   })
 }
 
