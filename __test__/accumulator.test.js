@@ -272,9 +272,10 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
 // Node 24 reads UTF-8 text up to JS_TIER_MAX in JS (TEXT_JS_TIER_MAX), from Buffers
 // lib/text-scratch.js reuses; earlier Nodes read text above 2 KiB natively.
 const TEXT_IN_JS = Number(process.versions.node.split('.')[0]) >= 24 || 'before Node 24 text above 2 KiB is read natively (TEXT_JS_TIER_MAX): no scratch Buffer is used'
+// A text body as the library's readers make one (a Body: its Buffer taken as it begins).
 const textBody = (size, options = {}) => {
-  const { AS_TEXT } = require('../lib/accumulator')
-  return new BodyAccumulator({ limit: '1mb', ...options, [AS_TEXT]: true, contentLength: options.contentLength === undefined ? size : options.contentLength })
+  const { Body } = require('../lib/accumulator')
+  return new Body(MIB, MIB, true, options.contentLength === undefined ? size : options.contentLength, undefined, true)
 }
 
 test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bounded idle store', () => {
@@ -295,7 +296,8 @@ test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bound
 })
 
 test('a text body of the JS tier reuses its Buffer: the next body of its size is read into the same memory', { skip: TEXT_IN_JS !== true && TEXT_IN_JS }, () => {
-  for (const size of [1024, 4096, 65536, JS_TIER_MAX]) {
+  const { TEXT_JS_TIER_MAX } = require('../lib/body-store')
+  for (const size of [1024, 4096, 65536, TEXT_JS_TIER_MAX]) {
     const first = textBody(size)
     const memory = bufferOf(first)
     assert.ok(feed(first, Buffer.alloc(size, 'a'), 65483))
