@@ -437,13 +437,16 @@ export interface MultipartFileInfo {
   encoding: string
   /** The part's Content-Type, 'text/plain' without one. */
   mimetype: string
+  /**
+   * With a `digest` list: the file's digests, made as its bytes were parsed (set at the
+   * part's end: before the storage function's Writable ends, and before the file is stored).
+   */
+  digests?: Digests | null
 }
 
 export interface MultipartFile extends MultipartFileInfo {
   /** Bytes received. */
   size: number
-  /** With a `digest` list: the file's digests, made as its bytes were parsed (set at the part's end, before the file is stored). */
-  digests?: Digests | null
 }
 
 /** A file kept in memory: a view of one Buffer shared by the request's files. */

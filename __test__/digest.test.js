@@ -8,6 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const crypto = require('node:crypto')
 const zlib = require('node:zlib')
+const { Writable } = require('node:stream')
 const uWS = require('uWebSockets.js')
 const ultimateExpress = require('ultimate-express')
 const express = require('express')
@@ -476,7 +477,7 @@ test('the 400 reaches fetch and node:http clients, on a connection kept alive fo
   }
 })
 
-test('multipart files: each file\'s digests on the file object, made as its bytes are parsed, in memory, on disk and under multipart()', async () => {
+test('multipart files: each file\'s digests on the file object, made as its bytes are parsed, in memory, on disk, in a Writable\'s final() and under multipart()', async () => {
   const fs = require('node:fs')
   const os = require('node:os')
   const path = require('node:path')
@@ -484,11 +485,18 @@ test('multipart files: each file\'s digests on the file object, made as its byte
   const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-digest-'))
   const app = uWS.App()
   app.post('/form', (res, req) => {
-    const storage = req.getHeader('x-storage') === 'disk' ? { dest } : 'memory'
+    // A Writable's final() (readMultipart's `(file) => Writable`) sees the file's digests.
+    const atFinal = new Map()
+    const writable = (file) => new Writable({
+      write: (chunk, encoding, cb) => cb(),
+      final: (cb) => { atFinal.set(file.originalname, file.digests); cb() }
+    })
+    const storage = { disk: { dest }, memory: 'memory', writable }[req.getHeader('x-storage')]
     uwsBody.readMultipart(res, req, { storage, digest: ['sha256', 'crc32c'], limits: { fileSize: 64 * MIB }, limit: 128 * MIB }).then((result) => {
       const files = result.files.map((f) => {
         if (f.path) fs.unlinkSync(f.path)
-        return { name: f.originalname, size: f.size, sha256: f.digests.sha256.toString('hex'), crc32c: f.digests.crc32c.toString('hex') }
+        const digests = storage === writable ? atFinal.get(f.originalname) : f.digests
+        return { name: f.originalname, size: f.size, sha256: digests.sha256.toString('hex'), crc32c: digests.crc32c.toString('hex') }
       })
       if (!res.aborted) res.cork(() => res.end(JSON.stringify({ files, fields: result.fields })))
     }, (err) => { if (!res.aborted) res.cork(() => res.writeStatus('400 Error').end(String(err.code))) })
@@ -503,7 +511,7 @@ test('multipart files: each file\'s digests on the file object, made as its byte
     const files = [bodyOf(0, 1), bodyOf(1, 2), bodyOf(70 * KIB, 3), bodyOf(3 * MIB, 4), Buffer.from('--XbOuNdArYx\r\n\r\n--XbOuNdArY')]
     const parts = [{ name: 'a', value: 'field' }, ...files.map((data, i) => ({ name: `f${i}`, filename: `f${i}.bin`, type: 'application/octet-stream', data })), { name: 'z', value: 'last' }]
     const body = formBody(parts)
-    for (const storage of ['memory', 'disk']) {
+    for (const storage of ['memory', 'disk', 'writable']) {
       for (const chunked of [false, true]) {
         const r = await request(port.port, { path: '/form', body, chunked, chunkSize: 40 * KIB, cuts: [1, 100, 1000, 70000], headers: { 'content-type': contentType(), 'x-storage': storage } })
         assert.equal(r.status, 200, `${storage} ${chunked} ${r.body}`)

@@ -47,7 +47,7 @@ function startReadServer (garage, clients) {
       streams.push(w)
       return w
     }
-    readMultipart(res, req, { storage, limits: config.limits }).then(
+    readMultipart(res, req, { storage, digest: s3.digest, limits: config.limits }).then(
       ({ fields, files }) => {
         const result = { fields, files: files.map((f, i) => ({ ...f, ...s3.stored[i], key: s3.stored[i].key.replace(prefix, '<prefix>') })) }
         outcomes.set(id, { result })

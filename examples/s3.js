@@ -8,19 +8,25 @@
 //   curl -F title=me -F big=@big.iso http://127.0.0.1:3000/upload
 const crypto = require('node:crypto')
 const { PassThrough, Writable } = require('node:stream')
-const { DeleteObjectCommand } = require('@aws-sdk/client-s3')
+const { DeleteObjectCommand, PutObjectCommand, CompleteMultipartUploadCommand } = require('@aws-sdk/client-s3')
 const { Upload } = require('@aws-sdk/lib-storage')
 
 /**
- * One request's uploads: `storage` for readMultipart (a Writable per file, whose 'finish'
- * comes once its object is stored: readMultipart resolves only then), `stored` (per file,
- * in the order of readMultipart's `files`: { bucket, key, etag, location }) and `remove()`
+ * One request's uploads: `storage` and `digest` for readMultipart (a Writable per file,
+ * whose 'finish' comes once its object is stored: readMultipart resolves only then; each
+ * file's CRC-32C, made by uws-body as its bytes are parsed), `stored` (per file, in the
+ * order of readMultipart's `files`: { bucket, key, etag, location, crc32c }) and `remove()`
  * for a failed request: waits for every upload to end (an upload cut short aborts its
  * multipart upload) and deletes the objects already stored (it resolves with the deletions
  * that failed). `key(file)` names each object
  * (default: a random UUID, never the client's name), `params(file)` adds PutObject
  * parameters, `options` go to each Upload (queueSize, partSize: it holds up to
  * queueSize + 1 parts).
+ *
+ * The store verifies every byte (docs/s3.md#checksums): the SDK sends each part's CRC-32C
+ * (ChecksumAlgorithm), and the request that makes the object carries the whole file's,
+ * uws-body's (file.digests.crc32c): PutObject's body, or the parts joined at
+ * CompleteMultipartUpload (a FULL_OBJECT checksum), must match it or no object is made.
  */
 function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = () => ({}), options = {} }) {
   const uploads = []
@@ -30,7 +36,11 @@ function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = 
     // lib-storage reads a Readable; the Writable below feeds it and holds the writer
     // (readMultipart, hence the client) while it is full.
     const body = new PassThrough()
-    const upload = new Upload({ ...options, client, params: { Bucket: bucket, Key, Body: body, ContentType: file.mimetype, ...params(file) } })
+    const upload = new Upload({
+      ...options,
+      client: withObjectChecksum(client, file),
+      params: { Bucket: bucket, Key, Body: body, ContentType: file.mimetype, ...params(file), ChecksumAlgorithm: 'CRC32C', ChecksumType: 'FULL_OBJECT' }
+    })
     const done = upload.done()
     const index = uploads.push({ Key, done }) - 1
     const sink = new Writable({
@@ -41,7 +51,7 @@ function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = 
       final (cb) {
         body.end()
         done.then((r) => {
-          stored[index] = { bucket, key: Key, etag: r.ETag, location: r.Location }
+          stored[index] = { bucket, key: Key, etag: r.ETag, location: r.Location, crc32c: r.ChecksumCRC32C }
           cb()
         }, cb)
       },
@@ -62,7 +72,24 @@ function s3Uploads ({ client, bucket, key = () => crypto.randomUUID(), params = 
     const deleted = await Promise.allSettled(ended.map((r, i) => r.status === 'fulfilled' && client.send(new DeleteObjectCommand({ Bucket: bucket, Key: uploads[i].Key }))))
     return deleted.flatMap((r, i) => r.status === 'rejected' ? [{ key: uploads[i].Key, error: r.reason }] : [])
   }
-  return { storage, stored, remove }
+  return { storage, digest: ['crc32c'], stored, remove }
+}
+
+/**
+ * `client` for one file's Upload: the requests that make its object (PutObject, or
+ * CompleteMultipartUpload) carry the file's CRC-32C as uws-body made it. Both are sent
+ * after the file's last byte, when file.digests is set; the parts carry their own (the SDK's).
+ */
+function withObjectChecksum (client, file) {
+  const send = (command, ...rest) => {
+    if (command instanceof PutObjectCommand || command instanceof CompleteMultipartUploadCommand) {
+      const crc32c = file.digests?.crc32c
+      if (crc32c === undefined) return Promise.reject(new TypeError('s3Uploads: the file has no CRC-32C: pass readMultipart { digest: uploads.digest }'))
+      command.input.ChecksumCRC32C = crc32c.toString('base64')
+    }
+    return client.send(command, ...rest)
+  }
+  return Object.create(client, { send: { value: send } })
 }
 
 module.exports = { s3Uploads }
@@ -83,7 +110,7 @@ if (require.main === module) {
 
   uWS.App().post('/upload', (res, req) => {
     const s3 = s3Uploads({ client, bucket })
-    readMultipart(res, req, { storage: s3.storage, limit: '10gb', limits: { files: 20 } }).then(
+    readMultipart(res, req, { storage: s3.storage, digest: s3.digest, limit: '10gb', limits: { files: 20 } }).then(
       ({ fields, files }) => {
         if (res.aborted) return
         res.cork(() => res.end(files.map((f, i) => `${f.originalname} -> s3://${bucket}/${s3.stored[i].key} (${f.size} bytes)\n`).join('')))

@@ -105,9 +105,11 @@ function sendForm (port, path, files, { chunked = false, watch = () => {}, timeo
 /**
  * A TCP proxy to 127.0.0.1:`target` that forwards client-to-target bytes at no more than
  * `rate` bytes/s (all connections together; Infinity: as they come) and the answers as
- * they come: { port, forwarded() (bytes), close() }.
+ * they come: { port, forwarded() (bytes), close() }. `tap()`, called per connection,
+ * returns a function that sees (and may change in place) each client-to-target chunk
+ * before it is forwarded.
  */
-function throttle (target, rate = Infinity) {
+function throttle (target, rate = Infinity, { tap = null } = {}) {
   let forwarded = 0
   // A token bucket: `rate` bytes a second, at most BURST at once (so an idle moment does
   // not become a burst).
@@ -120,7 +122,9 @@ function throttle (target, rate = Infinity) {
     sockets.add(downstream)
     sockets.add(upstream)
     let timer = null
+    const see = tap === null ? null : tap()
     downstream.on('data', (data) => {
+      if (see !== null) see(data)
       forwarded += data.length
       const drained = upstream.write(data)
       let wait = 0

@@ -79,7 +79,7 @@ if (kind === 'read-uws') {
   app.post('/up/:id', (res, req) => {
     const key = keyOf(req.getParameter(0))
     const s3 = s3Uploads({ client, bucket, key: (file) => key(file.originalname) })
-    readMultipart(res, req, { storage: s3.storage }).then(
+    readMultipart(res, req, { storage: s3.storage, digest: s3.digest }).then(
       ({ files }) => {
         const out = files.map((f, i) => ({ key: s3.stored[i].key, size: f.size, etag: s3.stored[i].etag }))
         if (!res.aborted) res.cork(() => res.end(JSON.stringify(out)))

@@ -51,6 +51,8 @@ uWS.App().post('/digest-stream', (res, req) => {
   uWS.App().post('/form-digest', (res, req) => {
     readMultipart(res, req, { digest: ['sha256'] }).then((r) => res.end(r.files.map((f) => f.digests?.sha256?.toString('hex')).join()))
   })
+  // The storage function's file has its digests by the time its stream ends.
+  readMultipart(uWS.App() as any, {} as any, { digest: ['crc32c'], storage: (file: MultipartFileInfo) => new PassThrough({ final: (cb) => { console.log(file.digests?.crc32c?.toString('base64')); cb() } }) })
   // @ts-expect-error a form's declared digests are not checked: a list only
   readMultipart(uWS.App() as any, {} as any, { digest: true })
 }

@@ -140,7 +140,8 @@ class DiskStorage {
 
 /**
  * readMultipart's `(file) => Writable`: each file's bytes are piped into the stream the
- * function returns, and the file is stored when it finishes. A stream that errors, or
+ * function returns, and the file is stored when it finishes. `file.digests` (with a
+ * `digest` list) is there by the time the stream's final() runs. A stream that errors, or
  * closes before it finished (destroy() without an error: Node then emits only 'close'),
  * is the request's error (ERR_STREAM_PREMATURE_CLOSE). A file cut short by the request's
  * failure (its stream destroyed with the error) destroys the Writable instead of ending
@@ -154,8 +155,9 @@ class WritableStorage {
   _handleFile (req, file, cb) {
     const done = once(cb)
     let w
+    const info = { fieldname: file.fieldname, originalname: file.originalname, encoding: file.encoding, mimetype: file.mimetype }
     try {
-      w = this.handler({ fieldname: file.fieldname, originalname: file.originalname, encoding: file.encoding, mimetype: file.mimetype })
+      w = this.handler(info)
     } catch (err) {
       return done(err)
     }
@@ -166,6 +168,10 @@ class WritableStorage {
     // Its 'finish', or its error or early close, whatever comes first: once it is over.
     finished(w, (err) => done(err || null, {}))
     stream.on('error', (err) => w.destroy(err))
+    // The file's digests (a `digest` list), set at the part's end, on `info` before pipe()
+    // ends the Writable (its 'end' listener comes after this one), so its final() can pass
+    // them on (examples/s3.js: the object's checksum).
+    stream.once('end', () => { if (file.digests !== undefined) info.digests = file.digests })
     stream.pipe(w)
   }
 
