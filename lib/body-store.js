@@ -51,9 +51,9 @@ const { RECEIVED, LENGTH, CAPACITY } = SIZES
 
 /**
  * The store for a new body: the JS tier for an identity body whose known length is small
- * (or unknown: its first chunk decides), the native core for the rest, and for any body
- * with a digest to check or make (lib/digest.js: `digests` not null), which the core
- * makes as it copies.
+ * (or unknown: its first chunk decides), the native core for the rest. A body with a
+ * digest to check or make (lib/digest.js: `digests` not null) is hashed by the core as it
+ * copies, or, small and of known length, in one call at its end (DigestStore).
  */
 function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, digests, atFirstBytes = false) {
   const jsTierMax = asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
@@ -180,7 +180,7 @@ class BufferStore {
     return this.buf === null ? 0 : this.length
   }
 
-  /** The digests asked for: none in the JS tier (a body with any is native). */
+  /** The digests asked for: none here (a body with any is a DigestStore or native). */
   digests () {
     return null
   }

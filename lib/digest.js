@@ -1,8 +1,8 @@
 'use strict'
 // A body's digests (issue 42): the `digest` option of every reader, and the digest headers
-// of a request. The hashing is the native core's (src/core/digest), in the pass that
-// copies the body: a body with a digest to check or make is always read by the native
-// tier (lib/body-store.js storeFor), so a body with none pays nothing here but the
+// of a request. The hashing is the native core's (src/core/digest): in the pass that
+// copies the body, or for a small body of known length in one call at its end
+// (lib/body-store.js storeFor, DigestStore). A body with none pays nothing here but the
 // option's one comparison and the headers' look-up.
 const { Buffer } = require('node:buffer')
 const { describe } = require('./options')
@@ -41,9 +41,8 @@ function parseOnDigest (value) {
 }
 
 /**
- * What a body's native store is told (create()'s last arguments): null for a body with
- * nothing to check or make, so it stays where its size puts it. `header(name)` gives a
- * header's value, '' / undefined / null for none.
+ * What a body's store is told (create()'s or digestOf()'s last arguments): null for a body
+ * with nothing to check or make. A header's value is '' / undefined / null for none.
  */
 function digestsFor (mask, contentDigest, reprDigest, contentMd5) {
   if (mask === OFF) return null
