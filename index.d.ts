@@ -488,11 +488,12 @@ export interface MultipartCommonOptions {
   /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 1 MiB. */
   maxPreallocated?: number
   /**
-   * Each file's digests, made as its bytes are parsed (decoded, for a compressed form),
-   * on the file object as `digests`. A form's own declared digests (Content-Digest...) are
-   * not checked: true and false are TypeErrors here.
+   * See DigestOption: the form's declared digests (Content-Digest...) are checked over the
+   * whole body, and a mismatch removes every file stored. A list also makes each file's
+   * digests as its bytes are parsed (decoded, for a compressed form), on the file object
+   * as `digests`.
    */
-  digest?: readonly DigestAlgorithm[]
+  digest?: DigestOption
 }
 
 export interface ReadMultipartOptions extends MultipartCommonOptions {

@@ -297,6 +297,10 @@ test('the native edge: any value in the digest arguments is no digest or a TypeE
         native.streamAbort(stream)
         tolerant(() => native.digestOf(Buffer.from('abc'), ...args, out))
       }
+      const none = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity]
+      const form = native.multipartCreate('multipart/form-data; boundary=b', ...none, 0, -1, null, 100, ...args)
+      assert.ok(typeof form === 'object' && form !== null, String(at))
+      native.multipartAbort(form)
     }
     if (!Buffer.isBuffer(v)) assert.throws(() => native.digestOf(v, 15, null, null, null, new Uint8Array(116)), TypeError)
     // A room too small, or one that is the body's own memory, is refused or written after
@@ -527,11 +531,109 @@ test('multipart files: each file\'s digests on the file object, made as its byte
     const m = await request(ue.port, { path: '/multer', body, headers: { 'content-type': contentType() } })
     assert.equal(m.status, 200, m.body)
     assert.deepEqual(JSON.parse(m.body), files.map((data, i) => ({ name: `f${i}.bin`, md5: hash('md5', data).toString('hex') })))
-    assert.throws(() => uwsBody.multipart({ digest: true }), /a list of/)
+    uwsBody.multipart({ digest: true })
+    uwsBody.multipart({ digest: false })
+    assert.throws(() => uwsBody.multipart({ digest: 'sha256' }), /digest must be/)
     assert.throws(() => uwsBody.multipart({ digest: ['sha1'] }), /unknown digest/)
   } finally {
     uWS.us_listen_socket_close(port.token)
     ue.close()
+    fs.rmSync(dest, { recursive: true, force: true })
+  }
+})
+
+test('a form\'s own declared digest: checked over the whole body (epilogue included, encoded or not); a mismatch is the 400 with every stored file removed', async () => {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const { formBody, contentType } = require('./helpers/multipart')
+  const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-form-digest-'))
+  const answered = { app: 0 }
+  const app = uWS.App()
+  app.post('/form', (res, req) => {
+    const digest = req.getHeader('x-digest') === 'off' ? false : undefined
+    uwsBody.readMultipart(res, req, { storage: { dest }, digest, limit: 64 * MIB, limits: { fileSize: 64 * MIB } }).then((result) => {
+      answered.app++
+      for (const f of result.files) fs.unlinkSync(f.path)
+      if (!res.aborted) res.cork(() => res.end(`ok ${result.files.length}`))
+    }, (err) => { if (!res.aborted) res.cork(() => res.writeStatus(`${err.status} Error`).end(`${err.code} ${err.header}`)) })
+  })
+  const port = await new Promise((resolve) => app.listen('127.0.0.1', 0, (t) => resolve({ port: uWS.us_socket_local_port(t), token: t })))
+  const servers = []
+  for (const make of [ultimateExpress, express]) {
+    const ex = make()
+    ex.post('/multer', uwsBody.multipart({ dest }).any(), (req, res) => {
+      answered.app++
+      for (const f of req.files) fs.unlinkSync(f.path)
+      res.send(`ok ${req.files.length}`)
+    })
+    ex.use((err, req, res, next) => res.status(err.status ?? 500).send(`${err.code} ${err.header}`))
+    if (make === ultimateExpress) {
+      await new Promise((resolve) => ex.listen(0, '127.0.0.1', resolve))
+      servers.push({ port: ex.port, close: () => ex.close() })
+    } else {
+      const server = await new Promise((resolve) => { const s = ex.listen(0, '127.0.0.1', () => resolve(s)) })
+      servers.push({ port: server.address().port, close: () => server.close() })
+    }
+  }
+  try {
+    const files = [bodyOf(3, 1), bodyOf(200 * KIB, 2), bodyOf(MIB + 7, 3)]
+    const parts = files.map((data, i) => ({ name: `f${i}`, filename: `f${i}.bin`, type: 'application/octet-stream', data }))
+    // An epilogue after the final delimiter: the digest covers it, so the form is
+    // answered only after it, and a flipped byte there is a mismatch too.
+    const body = Buffer.concat([formBody(parts), Buffer.from('epilogue bytes')])
+    const flipped = (at) => { const b = Buffer.from(body); b[at] ^= 1; return b }
+    const headerCases = [
+      ['content-digest', sf('sha256', body)],
+      ['content-digest', sf('sha512', body)],
+      ['repr-digest', sf('sha256', body)],
+      ['content-md5', md5Header(body)]
+    ]
+    const sent = async (target, payload, headers, extra = {}) => request(target, { path: extra.path ?? '/form', body: payload, chunked: extra.chunked, chunkSize: 64 * KIB, cuts: [1, 500, 200000], headers: { 'content-type': contentType(), ...headers } })
+    for (const [name, value] of headerCases) {
+      for (const chunked of [false, true]) {
+        const ok = await sent(port.port, body, { [name]: value }, { chunked })
+        assert.equal(ok.status, 200, `${name} ${chunked} ${ok.body}`)
+        assert.equal(ok.body, 'ok 3')
+        for (const at of [10, 300 * KIB, body.length - 3]) {
+          const before = answered.app
+          const bad = await sent(port.port, flipped(at), { [name]: value }, { chunked })
+          assert.equal(bad.status, 400, `${name} flipped at ${at}: ${bad.body}`)
+          assert.equal(bad.body, `ERR_BODY_DIGEST_MISMATCH ${name}`)
+          assert.equal(answered.app, before, 'a mismatched form never reaches the application')
+          assert.deepEqual(fs.readdirSync(dest), [], 'every stored file is removed')
+        }
+      }
+    }
+    // digest: false turns the check off.
+    const off = await sent(port.port, flipped(300 * KIB), { 'content-digest': sf('sha256', body), 'x-digest': 'off' })
+    assert.equal(off.body, 'ok 3')
+    // An encoded form: Content-Digest is over the gzip bytes, Repr-Digest over the form.
+    const gz = zlib.gzipSync(body)
+    for (const [headers, status] of [
+      [{ 'content-digest': sf('sha256', gz) }, 200],
+      [{ 'repr-digest': sf('sha256', body) }, 200],
+      [{ 'content-digest': sf('sha256', body) }, 400],
+      [{ 'repr-digest': sf('sha256', gz) }, 400],
+      [{ 'content-md5': md5Header(gz), 'repr-digest': sf('sha512', body) }, 200]
+    ]) {
+      const r = await sent(port.port, gz, { 'content-encoding': 'gzip', ...headers })
+      assert.equal(r.status, status, `gzip ${JSON.stringify(headers)}: ${r.body}`)
+    }
+    // multipart() under ultimate-express and Express: next(err) with the 400.
+    for (const s of servers) {
+      const ok = await sent(s.port, body, { 'content-digest': sf('sha256', body) }, { path: '/multer' })
+      assert.equal(ok.body, 'ok 3')
+      const before = answered.app
+      const bad = await sent(s.port, flipped(300 * KIB), { 'content-digest': sf('sha256', body) }, { path: '/multer', chunked: true })
+      assert.equal(bad.status, 400, bad.body)
+      assert.equal(bad.body, 'ERR_BODY_DIGEST_MISMATCH content-digest')
+      assert.equal(answered.app, before)
+      assert.deepEqual(fs.readdirSync(dest), [])
+    }
+  } finally {
+    uWS.us_listen_socket_close(port.token)
+    for (const s of servers) s.close()
     fs.rmSync(dest, { recursive: true, force: true })
   }
 })

@@ -53,8 +53,10 @@ uWS.App().post('/digest-stream', (res, req) => {
   })
   // The storage function's file has its digests by the time its stream ends.
   readMultipart(uWS.App() as any, {} as any, { digest: ['crc32c'], storage: (file: MultipartFileInfo) => new PassThrough({ final: (cb) => { console.log(file.digests?.crc32c?.toString('base64')); cb() } }) })
-  // @ts-expect-error a form's declared digests are not checked: a list only
-  readMultipart(uWS.App() as any, {} as any, { digest: true })
+  // A form's declared digests are checked (true, the default) or not (false).
+  readMultipart(uWS.App() as any, {} as any, { digest: false })
+  // @ts-expect-error the digest option is true, false or a list of names
+  readMultipart(uWS.App() as any, {} as any, { digest: 'sha256' })
 }
 
 uWS.App().post('/upload', (res, req) => {

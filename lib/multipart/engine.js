@@ -49,6 +49,7 @@ const STORAGE_GRACE = 5000
  * }
  * request: {
  *   contentType, contentLength, contentEncoding (the headers, undefined or '' if absent),
+ *   digests (lib/digest.js requestDigests: the digests declared and asked for, or null),
  *   limits (./limits.js parseLimits), fileFilter ((file, cb) => void, or null), req (for
  *   the engine)
  * }
@@ -69,6 +70,7 @@ class MultipartEngine {
     this.contentLength = expected === INVALID ? -1 : expected
     this.lengthInvalid = expected === INVALID
     this.contentEncoding = encoding === undefined || encoding === null || encoding === '' ? null : String(encoding)
+    this.digests = request.digests
     this.fileFilter = request.fileFilter
     this.storage = options.storage
     this.arena = options.arena
@@ -125,7 +127,7 @@ class MultipartEngine {
     const encoded = this.contentEncoding !== null
     const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated) : 0
     const upload = MultipartUpload.create(String(this.contentType), nativeLimits(this.limits), preallocate,
-      encoded ? -1 : expected, this.contentEncoding, o.limit, this, o.digest)
+      encoded ? -1 : expected, this.contentEncoding, o.limit, this, this.digests)
     if (!(upload instanceof MultipartUpload)) return this.refuse(errors.multipartError(upload))
     this.upload = upload
     this.clearTimer = startTimer(o.timeout, () => this.fail(errors.timedOut(o.timeout, this.received)))

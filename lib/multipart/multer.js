@@ -14,6 +14,7 @@ const errors = require('../errors')
 const { MulterError } = errors
 const { sourceOf, isUltimate, asExpressAnswers, readChunks, bodyGone, BODY_GONE } = require('../parsers/source')
 const { bindOnce } = require('../async-context')
+const { requestDigests } = require('../digest')
 
 // req.files' shape: multer's file strategies.
 const NONE = 0
@@ -68,6 +69,7 @@ function handle (instance, fields, strategy, req, res, next) {
     contentType: req.headers['content-type'],
     contentLength: req.headers['content-length'],
     contentEncoding: req.headers['content-encoding'],
+    digests: requestDigests(config.digest, req.headers),
     limits,
     fileFilter: filter(config.fileFilter, filesLeft, req),
     req

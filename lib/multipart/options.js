@@ -8,7 +8,7 @@ const { paramDecoder } = require('./names')
 const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe, readNames, parseOnAborted } = require('../options')
 const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
 const { parseLinger } = require('../linger')
-const { parseDigest, NAMES } = require('../digest')
+const { parseDigest } = require('../digest')
 
 // Memory storage holds every file until the promise settles: without a bound any client
 // could make the process hold what it likes. 64 MiB is an upload of a few photos or
@@ -94,18 +94,8 @@ function commonOptions (o, storage) {
     decodeParam: paramDecoder(o.defParamCharset),
     maxPreallocated,
     linger: parseLinger(o.linger),
-    digest: fileDigests(o.digest)
+    digest: parseDigest(o.digest)
   }
-}
-
-/**
- * The `digest` option of a form: a list of algorithms, each file's digests (lib/digest.js's
- * mask); a form's declared digests are not checked, so true and false are refused.
- */
-function fileDigests (value) {
-  if (value === undefined || value === null) return 0
-  if (!Array.isArray(value)) throw new TypeError(`uws-body: a form's digest option is a list of ${NAMES.join(', ')} (each file's digests), got ${describe(value)}`)
-  return parseDigest(value)
 }
 
 module.exports = { readOptions, multerOptions, DEFAULT_MEMORY_LIMIT }

@@ -15,6 +15,7 @@ const { readOptions } = require('./options')
 const { checkResponse, describe } = require('../options')
 const { attach } = require('../intake')
 const { keepShape } = require('./shapes')
+const { requestDigests } = require('../digest')
 
 function headerOf (req, name) {
   if (req !== null && typeof req === 'object' && typeof req.getHeader === 'function') return req.getHeader(name)
@@ -44,6 +45,7 @@ function readMultipart (res, req, options) {
       contentType,
       contentLength,
       contentEncoding,
+      digests: requestDigests(config.digest, req),
       limits: config.limits,
       fileFilter: null,
       req: null

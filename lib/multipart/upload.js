@@ -65,16 +65,20 @@ class MultipartUpload {
    * @param {string | null} contentEncoding the request's content-encoding: the form is
    *   parsed from the decoded bytes (gzip, deflate, br, zstd, or two of them)
    * @param {number} decodedLimit the most bytes an encoded form may decode to
-   * @param {number} requested each part's digests to make (lib/digest.js), read at its
-   *   end by partDigests()
+   * @param {object | null} digests lib/digest.js requestDigests(): `requested`, each
+   *   part's digests to make, read at its end by partDigests(); the request's digest
+   *   headers, checked over the whole body at its end (a mismatch is fail())
    * @returns {MultipartUpload | object} the upload, or the error fields when the
    *   content-type is not multipart/form-data with a usable boundary, or the encoding
    *   is not one the native side decodes
    */
-  static create (contentType, limits, preallocate, expected, contentEncoding, decodedLimit, consumer, requested = 0) {
-    const handle = native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit, requested)
+  static create (contentType, limits, preallocate, expected, contentEncoding, decodedLimit, consumer, digests = null) {
+    const handle = digests === null
+      ? native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit)
+      : native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit,
+        digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5)
     if (typeof handle.code === 'string') return handle
-    return new MultipartUpload(handle, consumer, requested)
+    return new MultipartUpload(handle, consumer, digests === null ? 0 : digests.requested)
   }
 
   constructor (handle, consumer, requested) {

@@ -10,7 +10,8 @@ use napi::sys;
 use napi_derive::napi;
 
 use super::body::{
-    abort_answer, digests_answer, error_object as body_error_object, requested_algorithms,
+    abort_answer, digest_options, digests_answer, error_object as body_error_object,
+    requested_algorithms,
 };
 use super::buffer::into_buffer;
 use super::external;
@@ -26,13 +27,15 @@ use crate::core::multipart::{
 
 /// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
 /// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit,
-/// requested?) -> the
+/// requested?, contentDigest?, reprDigest?, contentMd5?) -> the
 /// upload's external, or, for a content-type without a usable boundary or a
 /// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
 /// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
 /// An encoded form (contentEncoding a string other than identity) is parsed from its
 /// decoded bytes, at most `decodedLimit` of them. requested: each part's digests to make
 /// (protocol's `digest` bits, as create()'s), read at its end by multipartDigests.
+/// contentDigest, reprDigest, contentMd5: the request's digest headers (strings, or
+/// anything else for none), checked over the whole body at its end.
 #[napi(js_name = "multipartCreate", catch_unwind)]
 #[allow(clippy::too_many_arguments)] // the JS call's arguments, one each
 pub fn multipart_create(
@@ -51,6 +54,9 @@ pub fn multipart_create(
     content_encoding: Unknown,
     decoded_limit: Unknown,
     requested: Unknown,
+    content_digest: Unknown,
+    repr_digest: Unknown,
+    content_md5: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
         let numbers = [
@@ -111,7 +117,13 @@ pub fn multipart_create(
             Upload::with_decoding(parser, preallocate, Decoding::new(decoder))
         };
         let requested = f64_of(requested)?.map_or_else(Vec::new, requested_algorithms);
-        external::create(&env, upload.with_part_digests(&requested))
+        let declared = digest_options(0.0, content_digest, repr_digest, content_md5)?;
+        external::create(
+            &env,
+            upload
+                .with_part_digests(&requested)
+                .with_declared_digests(&declared),
+        )
     })
 }
 

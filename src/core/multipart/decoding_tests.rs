@@ -118,3 +118,100 @@ fn a_stream_that_ends_early_or_is_corrupt_is_refused() {
     assert_eq!(run(&mut u, &form(b"plain"), 7).1, upload::Outcome::Failed);
     assert!(u.body_error().is_some());
 }
+
+/// A form's declared digests (`Upload::with_declared_digests`), identity or gzip, any
+/// chunking: `Done` only after `end` and only when every digest matches (Content-Digest
+/// over the bytes sent, Repr-Digest over the decoded form, its epilogue included); one
+/// byte flipped anywhere the form still parses is `DigestMismatch`.
+mod declared {
+    use super::*;
+    use crate::core::digest::{Algorithm, Declared, DigestOptions, Hasher, Header};
+
+    fn sha256(bytes: &[u8]) -> Vec<u8> {
+        let mut h = Hasher::new(Algorithm::Sha256);
+        h.update(bytes);
+        h.digest()
+    }
+
+    fn declared(header: Header, over: &[u8]) -> DigestOptions {
+        DigestOptions {
+            declared: vec![Declared {
+                header,
+                algorithm: Algorithm::Sha256,
+                expected: sha256(over),
+            }],
+            requested: Vec::new(),
+        }
+    }
+
+    /// Feeds `sent` in `step`-byte chunks, then ends: the outcome, and whether any
+    /// `Done` came before `end`.
+    fn outcome(mut up: Upload, sent: &[u8], step: usize) -> (upload::Outcome, bool) {
+        let mut room = vec![MaybeUninit::<u8>::uninit(); 512];
+        let mut chunks = sent.chunks(step);
+        let mut chunk = chunks.next().unwrap_or(&[]);
+        let mut ended = false;
+        loop {
+            let fed = up.feed(chunk, Sink::Room, &mut room).unwrap();
+            chunk = &chunk[fed.consumed..];
+            match fed.outcome {
+                upload::Outcome::NeedInput => match chunks.next() {
+                    Some(next) => chunk = next,
+                    None if !ended => {
+                        up.end().unwrap();
+                        ended = true;
+                    }
+                    None => unreachable!("NeedInput after end"),
+                },
+                upload::Outcome::Failed => {
+                    let e = up.body_error();
+                    assert!(matches!(e, Some(BodyError::DigestMismatch { .. })), "{e:?}");
+                    return (fed.outcome, !ended);
+                }
+                upload::Outcome::Done => return (fed.outcome, !ended),
+                _ => {}
+            }
+        }
+    }
+
+    fn identity(options: &DigestOptions) -> Upload {
+        let boundary = Boundary::new(B.as_bytes()).unwrap();
+        Upload::new(Multipart::new(&boundary, Limits::default()), 0, None)
+            .with_declared_digests(options)
+    }
+
+    fn gzip(options: &DigestOptions) -> Upload {
+        upload(Coding::Gzip, u64::MAX).with_declared_digests(options)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn declared_digests_are_checked_whole(
+            size in 0usize..5000,
+            epilogue in 0usize..40,
+            step in 1usize..900,
+            flip in proptest::option::of(0usize..5000),
+        ) {
+            let file: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
+            let mut body = form(&file);
+            body.extend(std::iter::repeat_n(b'e', epilogue));
+            // A byte of the file's data or of the epilogue: the form still parses.
+            let start = body.len() - epilogue - B.len() - 6 - file.len();
+            let flippable: Vec<usize> = (start..start + file.len()).chain(body.len() - epilogue..body.len()).collect();
+            let flip = flip.filter(|_| !flippable.is_empty()).map(|f| flippable[f % flippable.len()]);
+            let mut sent = body.clone();
+            if let Some(at) = flip {
+                sent[at] ^= 1;
+            }
+            let want = if flip.is_some() { upload::Outcome::Failed } else { upload::Outcome::Done };
+            let (got, early) = outcome(identity(&declared(Header::ContentDigest, &body)), &sent, step);
+            proptest::prop_assert_eq!((got, early), (want, false));
+            let gz = encode(Coding::Gzip, &sent);
+            let (got, early) = outcome(gzip(&declared(Header::ReprDigest, &body)), &gz, step);
+            proptest::prop_assert_eq!((got, early), (want, false));
+            let (got, early) = outcome(gzip(&declared(Header::ContentDigest, &encode(Coding::Gzip, &body))), &gz, step);
+            proptest::prop_assert_eq!((got, early), (want, false));
+        }
+    }
+}

@@ -13,7 +13,7 @@ use std::mem::MaybeUninit;
 use super::decoding::Decoding;
 use super::{Event, Multipart, MultipartError};
 use crate::core::body::Misuse;
-use crate::core::digest::{Algorithm, Digest, PartDigests};
+use crate::core::digest::{Algorithm, Digest, DigestOptions, Digests, PartDigests};
 use crate::core::error::BodyError;
 use crate::core::memory::{AllocError, Block};
 
@@ -79,6 +79,10 @@ pub struct Upload {
     ended: bool,
     /// Each part's digests, when the program asked for them (multipart files).
     digests: Option<PartDigests>,
+    /// The digests the request declared for the whole body (`Content-Digest` over the
+    /// bytes as sent, `Repr-Digest` over the decoded ones), checked at its end; taken
+    /// when checked.
+    body_digests: Option<Digests>,
 }
 
 /// The arena's first block when the body's length is unknown; it doubles from there.
@@ -98,7 +102,21 @@ impl Upload {
             body_error: None,
             ended: false,
             digests: None,
+            body_digests: None,
         }
+    }
+
+    /// The body is hashed as it is fed, and `declared` (the request's digest headers) is
+    /// checked at its end: a form so declared is `Done` only once its body has ended
+    /// (the epilogue is part of what the digest covers), and a mismatch is `Failed`
+    /// with `BodyError::DigestMismatch`.
+    pub fn with_declared_digests(mut self, declared: &DigestOptions) -> Upload {
+        let declared = DigestOptions {
+            declared: declared.declared.clone(),
+            requested: Vec::new(),
+        };
+        self.body_digests = Digests::new(&declared, self.decoding.is_none());
+        self
     }
 
     /// Each part's body is hashed with `requested` as it is parsed (see `part_digests`).
@@ -140,14 +158,41 @@ impl Upload {
                 outcome: Outcome::Failed,
             });
         }
-        let Some(mut decoding) = self.decoding.take() else {
-            let fed = self.parse(input, sink, room)?;
-            self.received = self.received.saturating_add(fed.consumed as u64);
-            return Ok(fed);
+        let fed = match self.decoding.take() {
+            None => {
+                let fed = self.parse(input, sink, room)?;
+                self.received = self.received.saturating_add(fed.consumed as u64);
+                fed
+            }
+            Some(mut decoding) => {
+                let fed = self.feed_decoded(&mut decoding, input, sink, room);
+                self.decoding = Some(decoding);
+                fed?
+            }
         };
-        let fed = self.feed_decoded(&mut decoding, input, sink, room);
-        self.decoding = Some(decoding);
-        fed
+        if let Some(digests) = &mut self.body_digests {
+            digests.sent(&input[..fed.consumed]);
+        }
+        Ok(self.check_declared(fed))
+    }
+
+    /// A form whose request declared digests is done once its whole body has been
+    /// hashed and matched them: before `end`, the final delimiter only means more input
+    /// is wanted (an encoded form's decoder waits for `end` anyway).
+    fn check_declared(&mut self, fed: Fed) -> Fed {
+        if fed.outcome != Outcome::Done || self.body_digests.is_none() {
+            return fed;
+        }
+        if !self.ended {
+            return Fed {
+                outcome: Outcome::NeedInput,
+                ..fed
+            };
+        }
+        match self.body_digests.take().map(|mut d| d.finish()) {
+            Some(Err(mismatch)) => self.refuse(fed.consumed, mismatch),
+            _ => fed,
+        }
     }
 
     /// `feed` for an encoded form: parses what is decoded, decoding more of `input` each
@@ -164,6 +209,9 @@ impl Upload {
         loop {
             if !decoding.pending().is_empty() {
                 let fed = self.parse(decoding.pending(), sink, &mut room[written..])?;
+                if let Some(digests) = &mut self.body_digests {
+                    digests.decoded(&decoding.pending()[..fed.consumed]);
+                }
                 decoding.consume(fed.consumed);
                 self.received = self.received.saturating_add(fed.consumed as u64);
                 written += fed.written;
