@@ -297,8 +297,9 @@ test('the native edge: any value in the digest arguments is no digest or a TypeE
         native.streamAbort(stream)
         tolerant(() => native.digestOf(Buffer.from('abc'), ...args, out))
       }
-      const none = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity]
-      const form = native.multipartCreate('multipart/form-data; boundary=b', ...none, 0, -1, null, 100, ...args)
+      const [requested, ...headers] = args
+      const numbers = Float64Array.of(Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, 0, -1, 100, typeof requested === 'number' ? requested : 0)
+      const form = native.multipartCreate('multipart/form-data; boundary=b', numbers, null, ...headers)
       assert.ok(typeof form === 'object' && form !== null, String(at))
       native.multipartAbort(form)
     }

@@ -44,7 +44,7 @@ test('a group\'s values are distinct, and an array\'s slots are 0..n-1', () => {
     assert.equal(new Set(values).size, values.length, `${group}: a value given twice`)
     for (const v of values) assert.ok(Number.isInteger(v) && v >= 0, `${group}: ${v}`)
   }
-  for (const slots of [protocol.HEAD, protocol.SIZES]) {
+  for (const slots of [protocol.HEAD, protocol.SIZES, protocol.FORM]) {
     assert.deepStrictEqual(Object.values(slots), Object.values(slots).map((_, i) => i))
   }
   // upload.js sends `room` for the sinks >= STREAM.

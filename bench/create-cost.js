@@ -19,8 +19,10 @@ const { median, table } = require('./stats')
 const ROUNDS = Number(process.env.CREATE_COST_ROUNDS) || 21
 const MIB = 1024 * 1024
 const MAX = Number.MAX_SAFE_INTEGER
-// lib/multipart/limits.js's nativeLimits of the defaults, as engine.js passes them.
-const LIMITS = [Infinity, MIB, Infinity, Infinity, Infinity, Infinity, 2000, 80 * 1024]
+// The numbers lib/multipart/upload.js's create passes for the default limits (protocol's
+// FORM slots: fieldSize, fields, fileSize, files, headerPairs, headerSize, preallocate,
+// expected, decodedLimit, requested).
+const FORM = Float64Array.of(MIB, Infinity, Infinity, Infinity, 2000, 16 * 1024, 0, 65536, MAX, 0)
 const TYPE = 'multipart/form-data; boundary=----formdata-undici-0123456789'
 
 // [name, calls per loop, the call, over `n` (an addon)].
@@ -29,7 +31,7 @@ const CALLS = [
   ['setPoolLimit(256 MiB)', 100000, (n) => n.setPoolLimit(256 * MIB)],
   ['streamCreate identity', 10000, (n) => n.streamCreate(-1, MAX, null, true)],
   ['streamCreate gzip', 500, (n) => n.streamCreate(-1, MAX, 'gzip', true)],
-  ['multipartCreate', 10000, (n) => n.multipartCreate(TYPE, ...LIMITS, 0, 65536, null, MAX)]
+  ['multipartCreate', 10000, (n) => n.multipartCreate(TYPE, FORM, null)]
 ]
 
 /** ns per call of `call` on `addon`, over `count` calls; the handles are collected after. */

@@ -30,4 +30,12 @@ const SIZES = Object.freeze({ RECEIVED: 0, LENGTH: 1, CAPACITY: 2 })
 /** create()'s `requested` digests, one bit each (src/core/digest Algorithm::bit). */
 const DIGEST = Object.freeze({ SHA256: 1, SHA512: 2, MD5: 4, CRC32C: 8 })
 
-module.exports = Object.freeze({ SINK, OUTCOME, STRING_ENCODING, HEAD, SIZES, DIGEST })
+/**
+ * The slots of multipartCreate's `form` Float64Array: the limits the native parser applies
+ * (inclusive maxima, Infinity: none), the arena's first capacity, the declared length (< 0:
+ * unknown), an encoded form's decoded limit, each part's digests to make (DIGEST bits).
+ * SLOTS: how many there are.
+ */
+const FORM = Object.freeze({ FIELD_SIZE: 0, FIELDS: 1, FILE_SIZE: 2, FILES: 3, HEADER_PAIRS: 4, HEADER_SIZE: 5, PREALLOCATE: 6, EXPECTED: 7, DECODED_LIMIT: 8, REQUESTED: 9, SLOTS: 10 })
+
+module.exports = Object.freeze({ SINK, OUTCOME, STRING_ENCODING, HEAD, SIZES, DIGEST, FORM })

@@ -20,7 +20,6 @@
 // engine) throw, or pass to their callbacks, is that request's error.
 const { Buffer } = require('node:buffer')
 const { MultipartUpload, SKIP, FIELD } = require('./upload')
-const { nativeLimits } = require('./limits')
 const { unescapeName, decodeField, nestingOf, exceedsArrayIndex } = require('./names')
 const { READING, FAILING, REMOVING, ENDED, REFUSED, BODY_READ, IDLE, FAILED, GRACE_OVER, REMOVED, next, goesOn } = require('./lifecycle')
 const { Valve } = require('./valve')
@@ -126,7 +125,7 @@ class MultipartEngine {
     if (expected > o.limit) return this.refuse(errors.tooLarge(o.limit, expected, 0))
     const encoded = this.contentEncoding !== null
     const preallocate = this.arena && expected > 0 && !encoded ? Math.min(expected, o.maxPreallocated) : 0
-    const upload = MultipartUpload.create(String(this.contentType), nativeLimits(this.limits), preallocate,
+    const upload = MultipartUpload.create(String(this.contentType), this.limits, preallocate,
       encoded ? -1 : expected, this.contentEncoding, o.limit, this, this.digests)
     if (!(upload instanceof MultipartUpload)) return this.refuse(errors.multipartError(upload))
     this.upload = upload

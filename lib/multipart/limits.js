@@ -41,13 +41,4 @@ function parseLimits (limits) {
   return Object.freeze(parsed)
 }
 
-/**
- * The limits the native parser applies, in multipartCreate's order. fieldNameSize and
- * parts are checked by the engine instead: the first when a field ends or a file begins,
- * the second as each part ends (when multer and busboy check them).
- */
-function nativeLimits (limits) {
-  return [Infinity, limits.fieldSize, limits.fields, limits.fileSize, limits.files, Infinity, limits.headerPairs, limits.headerSize]
-}
-
-module.exports = { DEFAULTS, parseLimits, nativeLimits }
+module.exports = { DEFAULTS, parseLimits }

@@ -17,7 +17,7 @@
 const { Buffer } = require('node:buffer')
 const native = require('../native')
 const { bytesOf } = require('../chunk')
-const { SINK, OUTCOME, HEAD } = require('../protocol')
+const { SINK, OUTCOME, HEAD, FORM } = require('../protocol')
 const { keepShape } = require('./shapes')
 const { readDigests, SCRATCH } = require('../digest')
 
@@ -25,10 +25,15 @@ const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
 // multipartFeed's outcomes (PART comes as the head).
 const { PART, DATA, PART_END, NEED_INPUT, DONE, FAILED } = OUTCOME
 const { NAME, FILENAME, FILENAME_UTF8, MIME_TYPE, CHARSET, ENCODING, IS_FILE, ENDED } = HEAD
+const { FIELD_SIZE, FIELDS, FILE_SIZE, FILES, HEADER_PAIRS, HEADER_SIZE, PREALLOCATE, EXPECTED, DECODED_LIMIT, REQUESTED, SLOTS } = FORM
 
 // Most bytes a chunk's parts can carry besides the chunk's own: a partial delimiter held
 // from the chunk before (src/core/multipart: at most 74).
 const CARRY_MAX = 80
+
+// multipartCreate's numbers (protocol's FORM slots), written before each call, which reads
+// them at once: one array for every form, no object of named properties to look up.
+const FORM_SCRATCH = new Float64Array(SLOTS)
 
 const EMPTY = new ArrayBuffer(0)
 const NO_HEAD = Object.freeze(Object.assign([], { [NAME]: '', [FILENAME]: null, [FILENAME_UTF8]: false, [MIME_TYPE]: '', [CHARSET]: null, [ENCODING]: '', [IS_FILE]: true, [ENDED]: null }))
@@ -58,8 +63,9 @@ function partHead (head) {
 class MultipartUpload {
   /**
    * @param {string} contentType the request's content-type header
-   * @param {number[]} limits [fieldNameSize, fieldSize, fields, fileSize, files, parts,
-   *   headerPairs, headerSize], inclusive maxima (Infinity: none)
+   * @param {object} limits ./limits.js parseLimits's: the native parser applies fieldSize,
+   *   fields, fileSize, files, headerPairs and headerSize (inclusive maxima, Infinity:
+   *   none); the engine checks the others (fieldNameSize, parts, the names' nesting)
    * @param {number} preallocate the arena's first capacity when the length is known
    * @param {number} expected the body's declared length, or -1
    * @param {string | null} contentEncoding the request's content-encoding: the form is
@@ -73,10 +79,20 @@ class MultipartUpload {
    *   is not one the native side decodes
    */
   static create (contentType, limits, preallocate, expected, contentEncoding, decodedLimit, consumer, digests = null) {
+    const form = FORM_SCRATCH
+    form[FIELD_SIZE] = limits.fieldSize
+    form[FIELDS] = limits.fields
+    form[FILE_SIZE] = limits.fileSize
+    form[FILES] = limits.files
+    form[HEADER_PAIRS] = limits.headerPairs
+    form[HEADER_SIZE] = limits.headerSize
+    form[PREALLOCATE] = preallocate
+    form[EXPECTED] = expected
+    form[DECODED_LIMIT] = decodedLimit
+    form[REQUESTED] = digests === null ? 0 : digests.requested
     const handle = digests === null
-      ? native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit)
-      : native.multipartCreate(String(contentType), ...limits, preallocate, expected, contentEncoding, decodedLimit,
-        digests.requested, digests.contentDigest, digests.reprDigest, digests.contentMd5)
+      ? native.multipartCreate(String(contentType), form, contentEncoding)
+      : native.multipartCreate(String(contentType), form, contentEncoding, digests.contentDigest, digests.reprDigest, digests.contentMd5)
     if (typeof handle.code === 'string') return handle
     return new MultipartUpload(handle, consumer, digests === null ? 0 : digests.requested)
   }
@@ -252,7 +268,7 @@ function keepNativeBufferShape () {
     done () {},
     fail () {}
   }
-  const none = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity]
+  const none = { fieldSize: Infinity, fields: Infinity, fileSize: Infinity, files: Infinity, headerPairs: Infinity, headerSize: Infinity }
   const upload = MultipartUpload.create('multipart/form-data; boundary=b', none, 0, -1, null, 1, keeper)
   upload.write(Buffer.from('--b\r\ncontent-disposition: form-data; name="f"\r\ncontent-type: text/plain; charset=x-none\r\n\r\nx\r\n--b--'))
   upload.end()

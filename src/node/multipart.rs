@@ -15,8 +15,8 @@ use super::body::{
 };
 use super::buffer::into_buffer;
 use super::external;
-use super::guarded::{amount, f64_of, guarded, js, string_of};
-use super::protocol::{head as slot, outcome, sink};
+use super::guarded::{amount, guarded, js, string_of};
+use super::protocol::{form as slot_of, head as slot, outcome, sink};
 use super::raw::*;
 use crate::core::decode::Decoder;
 use crate::core::encoding;
@@ -25,79 +25,63 @@ use crate::core::multipart::{
     Upload,
 };
 
-/// multipartCreate(contentType, fieldNameSize, fieldSize, fields, fileSize, files, parts,
-/// headerPairs, headerSize, preallocate, expected, contentEncoding, decodedLimit,
-/// requested?, contentDigest?, reprDigest?, contentMd5?) -> the
-/// upload's external, or, for a content-type without a usable boundary or a
-/// content-encoding this build does not decode, an object `{ code, ... }` (error()'s
-/// form). Limits are inclusive maxima (core's `Limits`); `expected` < 0: length unknown.
-/// An encoded form (contentEncoding a string other than identity) is parsed from its
-/// decoded bytes, at most `decodedLimit` of them. requested: each part's digests to make
-/// (protocol's `digest` bits, as create()'s), read at its end by multipartDigests.
+/// multipartCreate(contentType, form, contentEncoding, contentDigest, reprDigest,
+/// contentMd5) -> the upload's external, or, for a content-type without a usable boundary
+/// or a content-encoding this build does not decode, an object `{ code, ... }` (error()'s
+/// form). `form`: a Float64Array whose slots are protocol's `form` (the limits the parser
+/// applies, core's `Limits`; fieldNameSize and parts are the engine's alone,
+/// lib/multipart/engine.js, checked when multer checks them). An encoded form
+/// (contentEncoding a string other than identity) is parsed from its decoded bytes.
 /// contentDigest, reprDigest, contentMd5: the request's digest headers (strings, or
 /// anything else for none), checked over the whole body at its end.
 #[napi(js_name = "multipartCreate", catch_unwind)]
-#[allow(clippy::too_many_arguments)] // the JS call's arguments, one each
 pub fn multipart_create(
     env: napi::Env,
     content_type: Unknown,
-    field_name_size: Unknown,
-    field_size: Unknown,
-    fields: Unknown,
-    file_size: Unknown,
-    files: Unknown,
-    parts: Unknown,
-    header_pairs: Unknown,
-    header_size: Unknown,
-    preallocate: Unknown,
-    expected: Unknown,
+    form: Unknown,
     content_encoding: Unknown,
-    decoded_limit: Unknown,
-    requested: Unknown,
     content_digest: Unknown,
     repr_digest: Unknown,
     content_md5: Unknown,
 ) -> napi::Result<sys::napi_value> {
     guarded(&env, || {
-        let numbers = [
-            field_name_size,
-            field_size,
-            fields,
-            file_size,
-            files,
-            parts,
-            header_pairs,
-            header_size,
-            preallocate,
-            expected,
-        ];
-        let mut n = [0.0; 10];
-        for (n, value) in n.iter_mut().zip(numbers) {
-            *n = f64_of(value)?.ok_or_else(|| {
-                type_error(
-                    "multipartCreate(contentType, ...limits, preallocate, expected): numbers",
-                )
-            })?;
-        }
         let Some(content_type) = string_of(content_type)? else {
             return Err(type_error("multipartCreate: contentType must be a string"));
         };
+        let form = {
+            let value = form.value();
+            // SAFETY: napi-rs gives an export its arguments with the env of its own call;
+            // the slice is read here, before anything can run JS.
+            let slots = unsafe { get_f64s(value.env, value.value, slot_of::SLOTS)? };
+            let Some(slots) = slots else {
+                return Err(type_error(
+                    "multipartCreate(contentType, form): form must be a Float64Array of protocol's FORM.SLOTS",
+                ));
+            };
+            let mut form = [0.0; slot_of::SLOTS];
+            for (n, slot) in form.iter_mut().zip(slots.iter()) {
+                // SAFETY: a Float64Array's elements are initialized, and any bits are an f64.
+                *n = unsafe { slot.assume_init() };
+            }
+            form
+        };
+        let at = |slot: usize| amount(form[slot]);
         let limits = Limits {
-            field_name_size: amount(n[0]),
-            field_size: amount(n[1]),
-            fields: amount(n[2]),
-            file_size: amount(n[3]),
-            files: amount(n[4]),
-            parts: amount(n[5]),
-            header_pairs: amount(n[6]),
-            header_size: usize::try_from(amount(n[7])).unwrap_or(usize::MAX),
+            field_name_size: u64::MAX,
+            field_size: at(slot_of::FIELD_SIZE),
+            fields: at(slot_of::FIELDS),
+            file_size: at(slot_of::FILE_SIZE),
+            files: at(slot_of::FILES),
+            parts: u64::MAX,
+            header_pairs: at(slot_of::HEADER_PAIRS),
+            header_size: usize::try_from(at(slot_of::HEADER_SIZE)).unwrap_or(usize::MAX),
         };
         let boundary = match Boundary::from_content_type(content_type.as_bytes()) {
             Ok(boundary) => boundary,
             Err(e) => return Ok(error_object(&env, &e)?.raw()),
         };
-        let preallocate = usize::try_from(amount(n[8])).unwrap_or(usize::MAX);
-        let expected = (n[9] >= 0.0).then(|| amount(n[9]));
+        let preallocate = usize::try_from(at(slot_of::PREALLOCATE)).unwrap_or(usize::MAX);
+        let expected = (form[slot_of::EXPECTED] >= 0.0).then(|| at(slot_of::EXPECTED));
         let codings = match encoding::parse(string_of(content_encoding)?.as_deref(), true) {
             Ok(codings) => codings,
             Err(e) => return Ok(body_error_object(&env, &e)?.raw()),
@@ -106,17 +90,13 @@ pub fn multipart_create(
         let upload = if codings.is_empty() {
             Upload::new(parser, preallocate, expected)
         } else {
-            let Some(limit) = f64_of(decoded_limit)? else {
-                return Err(type_error("multipartCreate: decodedLimit must be a number"));
-            };
-            let limit = amount(limit);
-            let decoder = match Decoder::reserved(&codings, limit) {
+            let decoder = match Decoder::reserved(&codings, at(slot_of::DECODED_LIMIT)) {
                 Ok(decoder) => decoder.expect("codings are not empty"),
                 Err(over) => return Ok(body_error_object(&env, &over.into())?.raw()),
             };
             Upload::with_decoding(parser, preallocate, Decoding::new(decoder))
         };
-        let requested = f64_of(requested)?.map_or_else(Vec::new, requested_algorithms);
+        let requested = requested_algorithms(form[slot_of::REQUESTED]);
         let declared = digest_options(0.0, content_digest, repr_digest, content_md5)?;
         external::create(
             &env,
@@ -199,7 +179,7 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
             }
             let offset = offset as usize;
             let sink = sink_of(get_f64(env, sink)?).ok_or_else(bad)?;
-            let state = get_state(env, state)?.ok_or_else(bad)?;
+            let state = get_f64s(env, state, 2)?.ok_or_else(bad)?;
             let mut none: [MaybeUninit<u8>; 0] = [];
             let room = match sink {
                 Sink::Room | Sink::Pending => get_room(env, room)?.ok_or_else(bad)?,
@@ -254,11 +234,16 @@ pub unsafe extern "C" fn multipart_feed(env: Env, info: sys::napi_callback_info)
     }
 }
 
-/// A Float64Array of at least 2 elements over a non-shared ArrayBuffer, in bounds.
+/// The first `n` elements of a Float64Array of at least `n` over a non-shared
+/// ArrayBuffer, in bounds; None for anything else.
 ///
 /// # Safety
 /// As `get_room`: the slice must not outlive the callback.
-unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeUninit<f64>]>> {
+unsafe fn get_f64s<'a>(
+    env: Env,
+    value: Value,
+    n: usize,
+) -> Result<Option<&'a mut [MaybeUninit<f64>]>> {
     // SAFETY: the caller's env and value.
     if !unsafe { is_typedarray(env, value)? } {
         return Ok(None);
@@ -271,22 +256,22 @@ unsafe fn get_state<'a>(env: Env, value: Value) -> Result<Option<&'a mut [MaybeU
         buffer,
         offset,
     } = unsafe { typed_array(env, value)? };
-    // Written as f64s, so its address must be aligned for them.
+    // Read and written as f64s, so its address must be aligned for them.
     let aligned = (data as usize).is_multiple_of(std::mem::align_of::<f64>());
     let Some(len) = count.checked_mul(8) else {
         return Ok(None);
     };
-    if kind != sys::TypedarrayType::float64_array || count < 2 || data.is_null() || !aligned {
+    if kind != sys::TypedarrayType::float64_array || count < n || data.is_null() || !aligned {
         return Ok(None);
     }
     // SAFETY: the typed array's own buffer, offset, byte length and data pointer.
     let Some(bytes) = (unsafe { get_room_of(env, buffer, offset, len, data)? }) else {
         return Ok(None);
     };
-    // SAFETY: `bytes` is 16 or more writable bytes at an address aligned for f64 (checked
-    // above), and any bit pattern is a valid MaybeUninit<f64>.
+    // SAFETY: `bytes` is 8 * count >= 8 * n writable bytes at an address aligned for f64
+    // (checked above), and any bit pattern is a valid MaybeUninit<f64>.
     Ok(Some(unsafe {
-        std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<MaybeUninit<f64>>(), 2)
+        std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<MaybeUninit<f64>>(), n)
     }))
 }
 

@@ -89,14 +89,35 @@ table! {
     }
 }
 
+table! {
+    /// The slots of multipartCreate's `form` Float64Array: the limits the native parser
+    /// applies (inclusive maxima, Infinity: none), the arena's first capacity, the declared
+    /// length (< 0: unknown), an encoded form's decoded limit, each part's digests to make
+    /// (`digest` bits). SLOTS: how many there are.
+    form: usize {
+        FIELD_SIZE = 0,
+        FIELDS = 1,
+        FILE_SIZE = 2,
+        FILES = 3,
+        HEADER_PAIRS = 4,
+        HEADER_SIZE = 5,
+        PREALLOCATE = 6,
+        EXPECTED = 7,
+        DECODED_LIMIT = 8,
+        REQUESTED = 9,
+        SLOTS = 10,
+    }
+}
+
 /// Every table, by the name lib/protocol.js gives it.
-const TABLES: [(&str, &[(&str, f64)]); 6] = [
+const TABLES: [(&str, &[(&str, f64)]); 7] = [
     ("SINK", sink::TABLE),
     ("OUTCOME", outcome::TABLE),
     ("STRING_ENCODING", string_encoding::TABLE),
     ("HEAD", head::TABLE),
     ("SIZES", sizes::TABLE),
     ("DIGEST", digest::TABLE),
+    ("FORM", form::TABLE),
 ];
 
 /// The `protocol` export: every table as a frozen object of frozen objects.
