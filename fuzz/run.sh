@@ -16,7 +16,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 -Cdebug-assertions -Coverflow-checks"
 cargo build --release --target "$target" --bins --quiet
 node seeds.js
-for t in body decode multipart; do
+for t in body decode multipart digest; do
   mkdir -p "corpus/$t" "artifacts/$t"
   echo "== $t: ${per_target}s"
   "target/$target/release/$t" -max_total_time="$per_target" -rss_limit_mb=2048 -timeout=10 \

@@ -45,3 +45,30 @@ fs.writeFileSync(path.join(dir('multipart'), 'form'), Buffer.concat([Buffer.from
 fs.writeFileSync(path.join(dir('multipart'), 'form-limited'), Buffer.concat([Buffer.from([1, 2, 3, 0x22, 2, 0x24, 0, 3]), form]))
 fs.writeFileSync(path.join(dir('multipart'), 'content-type'), Buffer.concat([Buffer.from([0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 9]),
   Buffer.from(`multipart/form-data; boundary="${B}"\n`), form]))
+// digest: [flags, requested | flip | header style, split, step, seed, flip position] +
+// a header value (fuzz_targets/digest.rs): every kind of digest header, valid and not,
+// also read as the body's bytes.
+const { createHash } = require('node:crypto')
+const b64 = (algorithm, bytes) => createHash(algorithm).update(bytes).digest('base64')
+const hello = '{"hello": "world"}'
+const headers = {
+  'sha-256': `sha-256=:${b64('sha256', hello)}:`,
+  'sha-512': `sha-512=:${b64('sha512', hello)}:`,
+  both: `sha-512=:${b64('sha512', hello)}:, sha-256=:${b64('sha256', hello)}:`,
+  others: `md5=:${b64('md5', hello)}:, unixsum=:AAAA:, sha-256=:${b64('sha256', hello)}:;p=1`,
+  md5: b64('md5', hello),
+  'md5-unpadded': ` ${b64('md5', hello).replace(/=+$/, '')}\t`,
+  truncated: `sha-256=:${b64('sha256', hello).slice(0, 20)}:`,
+  unclosed: `sha-256=:${b64('sha256', hello)}`,
+  'not-bytes': 'sha-256=?1, sha-512=("a" "b"), sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=',
+  'upper-case': `SHA-256=:${b64('sha256', hello)}:`,
+  'bad-base64': 'sha-256=:not base64!:, sha-512=:====:',
+  hex: createHash('md5').update(hello).digest('hex'),
+  empty: ''
+}
+Object.entries(headers).forEach(([name, value], i) => {
+  // Every flag and flip mode over the seeds: identity or not, each header declared, ...
+  const head = [(i * 37) & 0xff, 0x0f | (i % 4) << 4 | (i & 4) << 4 | (i & 8) << 4, 128, 1 + i * 5, i, 3 * i]
+  fs.writeFileSync(path.join(dir('digest'), name), Buffer.concat([Buffer.from(head), Buffer.from(value)]))
+})
+fs.writeFileSync(path.join(dir('digest'), 'all'), Buffer.concat([Buffer.from([0xff, 0xcf, 100, 3, 7, 9]), text]))
