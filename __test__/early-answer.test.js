@@ -3,17 +3,22 @@
 // docs/early-answers.md): for every API that refuses a body mid-way, every kind of client
 // that is still sending it receives the status and the stable code, 20 tries per client,
 // framing and connection kind (5 under UWS_BODY_TEST_LOAD=light: helpers/load.js), with a
-// body 20x over the limit; and what the server reads after refusing is bounded. The server runs in its own process (helpers/early-server.js):
+// body 20x over the limit; and what the server reads after refusing is bounded. A body
+// refused at its end instead (a declared digest that does not match) is answered after
+// its last byte, to every client, on a connection kept in step. The server runs in its
+// own process (helpers/early-server.js):
 // in one process the client's writes and the server's answer take turns, which hides the
 // race this is about.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const net = require('node:net')
+const crypto = require('node:crypto')
 const path = require('node:path')
 const { fork } = require('node:child_process')
 const { client, curlPath } = require('./helpers/early-clients')
 const { OVERRUN } = require('../lib/linger')
-const { EARLY_ANSWER_TRIES } = require('./helpers/load')
+const { EARLY_ANSWER_TRIES, EARLY_ANSWER_DIGEST_TRIES } = require('./helpers/load')
+const { JS_TIER_MAX } = require('../lib/body-store')
 const { getJson } = require('../soak/common')
 
 const MIB = 1024 * 1024
@@ -68,22 +73,53 @@ function startServer (config) {
  * Whether a client's result is the refusal with its code (and, keep-alive raw, a next
  * answer, unless the application closed the connection with its answer: `closes`).
  */
-function received (r, closes = false) {
-  if (!r.ok || r.status !== 413) return false
+function received (r, closes = false, status = 413, code = 'ERR_BODY_TOO_LARGE') {
+  if (!r.ok || r.status !== status) return false
   let parsed
   try {
     parsed = JSON.parse(r.body)
   } catch {
     return false
   }
-  if (parsed.code !== 'ERR_BODY_TOO_LARGE' || parsed.status !== 413) return false
+  if (parsed.code !== code || parsed.status !== status) return false
   return closes || r.next === undefined || r.next === 200
 }
 
 function describeFailure (r) {
   if (!r.ok) return r.error
   if (r.next !== undefined && r.next !== 200) return `next request: ${r.next}`
-  return `status ${r.status}: ${String(r.body).slice(0, 60)}`
+  return `status ${r.status}${r.early ? ' before the body\'s last byte' : ''}: ${String(r.body).slice(0, 60)}`
+}
+
+/**
+ * Sends `bodies` (in turn) `tries` times from every kind of client, in each framing
+ * (chunked or not), to `urlPath`: a cell per client and framing, "name, framing: ok/tries
+ * (why the others failed)", and the cells that failed. accept(r): the answer expected.
+ */
+async function everyClient (port, urlPath, { bodies, tries, framings = [false, true], headers = {}, accept }) {
+  const table = []
+  const failures = []
+  for (const [name, kind, options] of CLIENTS) {
+    if (kind === 'curl' && !HAS_CURL) continue
+    for (const chunked of framings) {
+      const c = client(kind, { port, chunked, timeout: 15000, headers, ...options })
+      let ok = 0
+      const why = {}
+      for (let i = 0; i < tries; i++) {
+        const r = await c.send(urlPath, bodies[i % bodies.length])
+        if (accept(r)) ok++
+        else {
+          const reason = describeFailure(r)
+          why[reason] = (why[reason] || 0) + 1
+        }
+      }
+      c.close()
+      const framing = framings.length > 1 ? `, ${chunked ? 'chunked' : 'content-length'}` : ''
+      table.push(`${name}${framing}: ${ok}/${tries}` + (ok < tries ? ` (${Object.entries(why).map(([k, v]) => `${k} x${v}`).join(', ')})` : ''))
+      if (ok < tries) failures.push(table[table.length - 1])
+    }
+  }
+  return { table, failures }
 }
 
 let server
@@ -101,29 +137,8 @@ test('curl is installed (its cells are part of every test below)', (t) => {
 // either way, and the suite is shorter.
 test(`every API: a client still sending a body 20x over the limit receives 413 and its code, ${TRIES} tries per client, framing and connection`, { concurrency: 2 }, async (t) => {
   await Promise.all(APIS.map(([api, app, urlPath]) => t.test(api, async (t) => {
-    const port = server.ports[app]
-    const failures = []
-    const table = []
-    for (const [name, kind, options] of CLIENTS) {
-      if (kind === 'curl' && !HAS_CURL) continue
-      for (const chunked of [false, true]) {
-        const c = client(kind, { port, chunked, timeout: 15000, ...options })
-        let ok = 0
-        const why = {}
-        for (let i = 0; i < TRIES; i++) {
-          const r = await c.send(urlPath, BODY)
-          if (received(r, urlPath.startsWith('/closing/'))) ok++
-          else {
-            const reason = describeFailure(r)
-            why[reason] = (why[reason] || 0) + 1
-          }
-        }
-        c.close()
-        const cell = `${name}, ${chunked ? 'chunked' : 'content-length'}: ${ok}/${TRIES}`
-        table.push(cell + (ok < TRIES ? ` (${Object.entries(why).map(([k, v]) => `${k} x${v}`).join(', ')})` : ''))
-        if (ok < TRIES) failures.push(table[table.length - 1])
-      }
-    }
+    const closes = urlPath.startsWith('/closing/')
+    const { table, failures } = await everyClient(server.ports[app], urlPath, { bodies: [BODY], tries: TRIES, accept: (r) => received(r, closes) })
     t.diagnostic(table.join('; '))
     assert.deepEqual(failures, [], `${api}: answers lost:\n${failures.join('\n')}`)
   })))
@@ -140,23 +155,102 @@ test(`answers without a body, and the frameworks' default error handlers: a clie
     ['json() under Express, finalhandler', 'expressDefault', '/json'],
     ['multipart() under Express, finalhandler', 'expressDefault', '/multipart']
   ]
-  const kinds = CLIENTS.filter(([, kind]) => kind !== 'curl' || HAS_CURL)
-  await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async (t) => {
-    const failures = []
-    for (const [name, kind, options] of kinds) {
-      const c = client(kind, { port: server.ports[app], timeout: 15000, ...options })
-      let ok = 0
-      const why = {}
-      for (let i = 0; i < TRIES; i++) {
-        const r = await c.send(urlPath, BODY)
-        if (r.ok && r.status === 413 && (r.next === undefined || r.next === 200)) ok++
-        else why[describeFailure(r)] = (why[describeFailure(r)] || 0) + 1
-      }
-      c.close()
-      if (ok < TRIES) failures.push(`${name}: ${ok}/${TRIES} (${Object.entries(why).map(([k, v]) => `${k} x${v}`).join(', ')})`)
-    }
+  await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async () => {
+    const { failures } = await everyClient(server.ports[app], urlPath, {
+      bodies: [BODY],
+      tries: TRIES,
+      framings: [false],
+      accept: (r) => r.ok && r.status === 413 && (r.next === undefined || r.next === 200)
+    })
     assert.deepEqual(failures, [], `${api}: answers lost:\n${failures.join('\n')}`)
   })))
+})
+
+// ---- refused at the body's end: a declared digest that does not match ----
+// A digest is known only once the last byte is hashed, so the 400 follows the whole body:
+// no client is still sending, nothing is left to drop or bound. Per kind of client above:
+// - every client kind and framing, the answers without a body, the default error
+//   handlers: apply (the answer after the last byte; keep-alive stays in step);
+// - 1 GiB after the refusal, and a client polling past the byte bound: do not, there is
+//   no rest after a refusal at the end to bound;
+// - configured bounds: their bytes and timeout do not (no rest); linger: false does, and
+//   must not close a connection whose body ended (below);
+// - the time bound's trickler: its bound counts from a refusal; a slow sender here must
+//   instead get its answer only after its last byte (below).
+
+// Well formed (the SHA-256 of other bytes): the body is read whole and refused at its end.
+const WRONG_DIGEST = { 'content-digest': `sha-256=:${crypto.createHash('sha256').update('not the body').digest('base64')}:` }
+const MISMATCH = 'ERR_BODY_DIGEST_MISMATCH'
+// Within the limit, in turn in both of a known length's stores: up to JS_TIER_MAX hashed
+// in one call at the end (lib/body-store.js DigestStore), larger ones as they are copied
+// (chunked ones always so). JSON objects, which json() would take but for the digest (a
+// framework's default error page shows the 400, not the code).
+const jsonObject = (length) => Buffer.from(`{"a":"${'a'.repeat(length - 8)}"}`)
+const DIGEST_BODIES = [jsonObject(LIMIT / 2), jsonObject(JS_TIER_MAX / 2)]
+const DIGEST_TRIES = EARLY_ANSWER_DIGEST_TRIES
+// Every API above but the forms': a form's own declared digests are not checked.
+const DIGEST_APIS = APIS.filter(([, , urlPath]) => !/multipart/i.test(urlPath))
+const afterTheEnd = (r) => r.ok && !r.early && r.status === 400
+
+test(`every API that checks a declared digest: a client whose Content-Digest is wrong receives 400 and ${MISMATCH} after its last byte, ${DIGEST_TRIES} tries per client, framing and connection`, { concurrency: 2 }, async (t) => {
+  await Promise.all(DIGEST_APIS.map(([api, app, urlPath]) => t.test(api, async () => {
+    const closes = urlPath.startsWith('/closing/')
+    const { failures } = await everyClient(server.ports[app], urlPath, {
+      bodies: DIGEST_BODIES,
+      tries: DIGEST_TRIES,
+      headers: WRONG_DIGEST,
+      accept: (r) => afterTheEnd(r) && received(r, closes, 400, MISMATCH)
+    })
+    assert.deepEqual(failures, [], `${api}: answers lost or wrong:\n${failures.join('\n')}`)
+  })))
+})
+
+test(`answers without a body, and the frameworks' default error handlers: a client whose Content-Digest is wrong receives the 400 after its last byte, ${DIGEST_TRIES} tries per client`, { concurrency: 2 }, async (t) => {
+  // The forms' routes of the 413 test above do not apply: a form's digests are not checked.
+  const routes = [
+    ['readBody answered with endWithoutBody(0)', 'uws', '/headOnly/readBody'],
+    ['json() under ultimate-express, its default error handler', 'ultimateDefault', '/json'],
+    ['json() under Express, finalhandler', 'expressDefault', '/json']
+  ]
+  await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async () => {
+    const { failures } = await everyClient(server.ports[app], urlPath, {
+      bodies: DIGEST_BODIES,
+      tries: DIGEST_TRIES,
+      headers: WRONG_DIGEST,
+      // x-code: endWithoutBody's answer has it (node:http's client does not report it).
+      accept: (r) => afterTheEnd(r) && (r.code == null || r.code === MISMATCH) && (r.next === undefined || r.next === 200)
+    })
+    assert.deepEqual(failures, [], `${api}: answers lost or wrong:\n${failures.join('\n')}`)
+  })))
+})
+
+// A slow client is the one an early refusal's time bound is for; here no bound runs. With
+// linger: false an early refusal is answered at once, before the last byte (a raw client
+// sees it: `early`), where the default linger holds any answer until the body's end: so
+// there `afterTheEnd` tells a refusal at the end from an early one.
+test('refused at the end, nothing is left to linger on: a client sending slowly (2 MiB/s, 3 pieces 100 ms apart) gets the 400 after its last byte, and with linger: false every client still gets it, on a connection kept for the next request', async () => {
+  const none = await startServer({ limit: LIMIT, linger: false })
+  try {
+    for (const [api, app, urlPath] of [['readBody', 'uws', '/readBody'], ['bodyStream', 'uws', '/bodyStream'], ['json() under Express', 'express', '/json']]) {
+      for (const [lingers, s] of [['default linger', server], ['linger: false', none]]) {
+        for (const chunked of [false, true]) {
+          const c = client('raw', { port: s.ports[app], close: false, chunked, headers: WRONG_DIGEST, rate: 2 * MIB })
+          const r = await c.send(urlPath, DIGEST_BODIES[0])
+          c.close()
+          assert.ok(afterTheEnd(r) && received(r, false, 400, MISMATCH) && r.next === 200, `${api}, slowly, ${lingers}, ${chunked ? 'chunked' : 'content-length'}: ${describeFailure(r)}`)
+        }
+      }
+      const { failures } = await everyClient(none.ports[app], urlPath, {
+        bodies: DIGEST_BODIES,
+        tries: 2,
+        headers: WRONG_DIGEST,
+        accept: (r) => afterTheEnd(r) && received(r, false, 400, MISMATCH)
+      })
+      assert.deepEqual(failures, [], `${api}, linger: false: answers lost or wrong:\n${failures.join('\n')}`)
+    }
+  } finally {
+    none.stop()
+  }
 })
 
 test('after all of that the server holds no body memory', async () => {

@@ -9,9 +9,12 @@
 //         'fetch'      fetch (undici; always keep-alive)
 //         'curl'       curl, one process per try (keep-alive by default; with
 //                      close: true, -H 'Connection: close')
-//         'raw'        a plain TCP client that writes as fast as the socket takes it and
-//                      parses the first answer; with close: false it then sends a GET on
-//                      the same connection and checks that one too (`next`)
+//         'raw'        a plain TCP client that writes as fast as the socket takes it (or,
+//                      with rate, that many bytes a second) and parses the first answer;
+//                      with close: false it then sends a GET on the same connection and
+//                      checks that one too (`next`); `early: true` when the answer came
+//                      before its last byte was written
+// Every kind sends `headers` (an object) with its request.
 const http = require('node:http')
 const net = require('node:net')
 const fs = require('node:fs')
@@ -27,15 +30,15 @@ function curlPath () {
 }
 
 /** A client of `kind`; call close() when done (ends keep-alive connections). */
-function client (kind, { port, close = false, chunked = false, timeout = 10000 }) {
-  if (kind === 'http-ka' || kind === 'http-close') return httpClient(port, kind === 'http-ka', chunked, timeout)
-  if (kind === 'fetch') return fetchClient(port, chunked, timeout)
-  if (kind === 'curl') return curlClient(port, close, chunked, timeout)
-  if (kind === 'raw') return rawClient(port, close, chunked, timeout)
+function client (kind, { port, close = false, chunked = false, timeout = 10000, headers = {}, rate = 0 }) {
+  if (kind === 'http-ka' || kind === 'http-close') return httpClient(port, kind === 'http-ka', chunked, timeout, headers)
+  if (kind === 'fetch') return fetchClient(port, chunked, timeout, headers)
+  if (kind === 'curl') return curlClient(port, close, chunked, timeout, headers)
+  if (kind === 'raw') return rawClient(port, close, chunked, timeout, headers, rate)
   throw new Error(`unknown client kind ${kind}`)
 }
 
-function httpClient (port, keepAlive, chunked, timeout) {
+function httpClient (port, keepAlive, chunked, timeout, extra) {
   // Node sends Connection: close only for an agent without keep-alive and with no socket
   // limit; a keep-alive agent with one socket makes every try reuse one connection.
   const agent = keepAlive ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new http.Agent({ keepAlive: false })
@@ -60,7 +63,7 @@ function httpClient (port, keepAlive, chunked, timeout) {
           finish(answer !== null ? { ...answer, ok: false, error: 'the request was never written whole' } : { ok: false, error: 'timeout' })
           req.destroy()
         }, timeout)
-        const headers = { 'content-type': 'application/octet-stream' }
+        const headers = { 'content-type': 'application/octet-stream', ...extra }
         if (!chunked) headers['content-length'] = body.length
         const req = http.request({ host: '127.0.0.1', port, path: urlPath, method: 'POST', agent, headers }, (res) => {
           const parts = []
@@ -93,13 +96,13 @@ function httpClient (port, keepAlive, chunked, timeout) {
   }
 }
 
-function fetchClient (port, chunked, timeout) {
+function fetchClient (port, chunked, timeout, headers) {
   return {
     close () {},
     async send (urlPath, body) {
       const signal = AbortSignal.timeout(timeout)
       try {
-        const init = { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, signal }
+        const init = { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...headers }, signal }
         if (chunked) {
           let at = 0
           init.body = new ReadableStream({
@@ -124,7 +127,7 @@ function fetchClient (port, chunked, timeout) {
   }
 }
 
-function curlClient (port, close, chunked, timeout) {
+function curlClient (port, close, chunked, timeout, headers) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-curl-'))
   const files = new Map()
   return {
@@ -139,6 +142,7 @@ function curlClient (port, close, chunked, timeout) {
       const args = ['-sS', '-o', '-', '-D', '-', '--max-time', String(timeout / 1000),
         '-H', 'content-type: application/octet-stream', '--data-binary', `@${file}`]
       if (close) args.push('-H', 'Connection: close')
+      for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`)
       if (chunked) args.push('-H', 'Transfer-Encoding: chunked')
       args.push(`http://127.0.0.1:${port}${urlPath}`)
       return new Promise((resolve) => {
@@ -164,7 +168,7 @@ function curlClient (port, close, chunked, timeout) {
   }
 }
 
-function rawClient (port, close, chunked, timeout) {
+function rawClient (port, close, chunked, timeout, headers, rate) {
   return {
     close () {},
     send (urlPath, body) {
@@ -173,6 +177,7 @@ function rawClient (port, close, chunked, timeout) {
         let done = false
         let received = Buffer.alloc(0)
         let first = null
+        let written = false
         const finish = (value) => {
           if (done) return
           done = true
@@ -197,7 +202,7 @@ function rawClient (port, close, chunked, timeout) {
             if (parsed === null) return
             received = received.subarray(parsed.used)
             if (first === null) {
-              first = { ok: true, status: parsed.status, code: parsed.headers['x-code'], body: parsed.body }
+              first = { ok: true, status: parsed.status, code: parsed.headers['x-code'], body: parsed.body, early: !written }
               if (close) return finish(first)
             } else {
               return finish({ ...first, next: parsed.status })
@@ -206,18 +211,30 @@ function rawClient (port, close, chunked, timeout) {
         })
         const head = `POST ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/octet-stream\r\n` +
           (close ? 'Connection: close\r\n' : '') +
+          Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
           (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${body.length}\r\n`) + '\r\n'
+        // Fast: pieces of PIECE bytes as the socket takes them; with rate, a tenth of it
+        // every 100 ms.
+        const size = rate > 0 ? Math.ceil(rate / 10) : PIECE
         socket.on('connect', () => {
           socket.write(head)
           let at = 0
           const write = () => {
-            while (at < body.length) {
-              const piece = body.subarray(at, at + PIECE)
+            while (at < body.length && !done) {
+              const piece = body.subarray(at, at + size)
               at += piece.length
-              const framed = chunked ? Buffer.concat([Buffer.from(piece.length.toString(16) + '\r\n'), piece, Buffer.from('\r\n')]) : piece
+              let framed = chunked ? Buffer.concat([Buffer.from(piece.length.toString(16) + '\r\n'), piece, Buffer.from('\r\n')]) : piece
+              if (at === body.length) {
+                // The body's last byte (and, chunked, its end) is written from here on.
+                written = true
+                if (chunked) framed = Buffer.concat([framed, Buffer.from('0\r\n\r\n')])
+              }
+              if (rate > 0) return socket.write(framed, () => setTimeout(write, 100))
               if (!socket.write(framed)) return socket.once('drain', write)
             }
-            if (chunked) socket.write('0\r\n\r\n')
+            if (done) return
+            if (!written && chunked) socket.write('0\r\n\r\n')
+            written = true
             // Keep-alive: the next request on the same connection.
             if (!close) socket.write('GET /next HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
           }

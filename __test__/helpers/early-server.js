@@ -19,7 +19,10 @@
 // (for a request after a refused one on the same connection). The bare app's GET /stats
 // answers { rss, arrayBuffers and bytesInUse (after a GC), dropped (the bytes of refused bodies the
 // server read, lib/linger.js), counters } as JSON.
-// argv[2]: JSON { limit, linger } (linger: the option passed to every API).
+// A body whose declared digest (Content-Digest, ...) is wrong is refused at its end with
+// the 400 (not on the multipart routes: a form's own digests are not checked).
+// argv[2]: JSON { limit, linger, digest } (linger, digest: the options passed to every API
+// that takes them).
 const crypto = require('node:crypto')
 const http = require('node:http')
 const { Writable, pipeline } = require('node:stream')
@@ -32,9 +35,10 @@ const { droppedBytes } = require('../../lib/linger')
 const config = JSON.parse(process.argv[2] || '{}')
 const limit = config.limit || 1024 * 1024
 const linger = config.linger === undefined ? undefined : config.linger
+const digest = config.digest === undefined ? undefined : config.digest
 const counts = { ok: 0, refused: 0, aborted: 0 }
 const FORM = 'multipart/form-data; boundary=early'
-const digest = (buf) => `${buf.length} ${crypto.createHash('sha256').update(buf).digest('hex')}`
+const lengthAndSha256 = (buf) => `${buf.length} ${crypto.createHash('sha256').update(buf).digest('hex')}`
 
 function bare () {
   const app = uWS.App()
@@ -46,12 +50,12 @@ function bare () {
   const answer = (res, promise) => promise.then(
     (body) => {
       counts.ok++
-      if (!res.aborted) res.cork(() => res.end(digest(Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'))))
+      if (!res.aborted) res.cork(() => res.end(lengthAndSha256(Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'))))
     },
     (err) => refused(res, err)
   )
-  app.post('/readBody', (res, req) => answer(res, uwsBody.readBody(res, req, { limit, linger })))
-  app.post('/readText', (res, req) => answer(res, uwsBody.readText(res, req, { limit, linger, encoding: 'latin1' })))
+  app.post('/readBody', (res, req) => answer(res, uwsBody.readBody(res, req, { limit, linger, digest })))
+  app.post('/readText', (res, req) => answer(res, uwsBody.readText(res, req, { limit, linger, digest, encoding: 'latin1' })))
   app.post('/bodyStream', (res, req) => {
     const hash = crypto.createHash('sha256')
     let length = 0
@@ -62,15 +66,15 @@ function bare () {
         callback()
       }
     })
-    pipeline(uwsBody.bodyStream(res, req, { limit, linger }), sink, (err) => {
+    pipeline(uwsBody.bodyStream(res, req, { limit, linger, digest }), sink, (err) => {
       if (err) return refused(res, err)
       counts.ok++
       if (!res.aborted) res.cork(() => res.end(`${length} ${hash.digest('hex')}`))
     })
   })
-  // README's BodyAccumulator pattern.
+  // README's BodyAccumulator pattern, with the request's Content-Digest.
   app.post('/accumulator', (res, req) => {
-    const acc = new uwsBody.BodyAccumulator({ contentLength: req.getHeader('content-length'), limit })
+    const acc = new uwsBody.BodyAccumulator({ contentLength: req.getHeader('content-length'), contentDigest: req.getHeader('content-digest'), limit, digest })
     let answered = false
     res.onAborted(() => { res.aborted = true; answered = true; acc.abort() })
     res.onData((chunk, isLast) => {
@@ -82,9 +86,16 @@ function bare () {
       }
       if (isLast) {
         answered = true
+        let body
+        try {
+          body = acc.finish()
+        } catch (err) {
+          // A declared digest that does not match (the only error finish() has here).
+          counts.refused++
+          return uwsBody.answerError(res, err)
+        }
         counts.ok++
-        const body = acc.finish()
-        res.cork(() => res.end(digest(body)))
+        res.cork(() => res.end(lengthAndSha256(body)))
       }
     })
   })
@@ -103,16 +114,16 @@ function bare () {
     const answerByHand = (res, promise) => promise.then(
       (body) => {
         counts.ok++
-        if (!res.aborted) res.cork(() => res.end(digest(Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'))))
+        if (!res.aborted) res.cork(() => res.end(lengthAndSha256(Buffer.isBuffer(body) ? body : Buffer.from(body, 'latin1'))))
       },
       (err) => refuse(res, err)
     )
-    app.post(`/${prefix}/readBody`, (res, req) => answerByHand(res, uwsBody.readBody(res, req, { limit, linger })))
-    app.post(`/${prefix}/readText`, (res, req) => answerByHand(res, uwsBody.readText(res, req, { limit, linger })))
+    app.post(`/${prefix}/readBody`, (res, req) => answerByHand(res, uwsBody.readBody(res, req, { limit, linger, digest })))
+    app.post(`/${prefix}/readText`, (res, req) => answerByHand(res, uwsBody.readText(res, req, { limit, linger, digest })))
     app.post(`/${prefix}/bodyStream`, (res, req) => {
       let length = 0
       const sink = new Writable({ write (chunk, encoding, callback) { length += chunk.length; callback() } })
-      pipeline(uwsBody.bodyStream(res, req, { limit, linger }), sink, (err) => {
+      pipeline(uwsBody.bodyStream(res, req, { limit, linger, digest }), sink, (err) => {
         if (err) return refuse(res, err)
         counts.ok++
         if (!res.aborted) res.cork(() => res.end(String(length)))
@@ -124,11 +135,11 @@ function bare () {
     })
   }
   // No body at all: endWithoutBody.
-  app.post('/headOnly/readBody', (res, req) => uwsBody.readBody(res, req, { limit, linger }).then(
+  app.post('/headOnly/readBody', (res, req) => uwsBody.readBody(res, req, { limit, linger, digest }).then(
     () => { if (!res.aborted) res.cork(() => res.end('ok')) },
     (err) => {
       counts.refused++
-      if (!res.aborted) res.cork(() => res.writeStatus('413 Payload Too Large').writeHeader('x-code', err.code).endWithoutBody(0))
+      if (!res.aborted) res.cork(() => res.writeStatus(`${err.status} ${http.STATUS_CODES[err.status]}`).writeHeader('x-code', err.code).endWithoutBody(0))
     }))
   app.get('/next', (res) => res.end('next'))
   app.get('/stats', (res) => {
@@ -147,9 +158,9 @@ function bare () {
 
 function routes (app) {
   for (const kind of ['json', 'raw', 'text', 'urlencoded']) {
-    app.post(`/${kind}`, uwsBody[kind]({ type: '*/*', limit, linger }), (req, res) => {
+    app.post(`/${kind}`, uwsBody[kind]({ type: '*/*', limit, linger, digest }), (req, res) => {
       counts.ok++
-      res.send(kind === 'raw' ? digest(req.body) : 'parsed')
+      res.send(kind === 'raw' ? lengthAndSha256(req.body) : 'parsed')
     })
   }
   app.post('/multipart', (req, res, next) => {
@@ -178,7 +189,7 @@ console.error = (...args) => {
 }
 
 function defaults (app) {
-  app.post('/json', uwsBody.json({ type: '*/*', limit, linger }), (req, res) => res.send('parsed'))
+  app.post('/json', uwsBody.json({ type: '*/*', limit, linger, digest }), (req, res) => res.send('parsed'))
   app.post('/multipart', (req, res, next) => {
     req.headers['content-type'] = FORM
     next()
