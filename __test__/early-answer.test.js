@@ -183,20 +183,23 @@ const WRONG_DIGEST = { 'content-digest': `sha-256=:${crypto.createHash('sha256')
 const MISMATCH = 'ERR_BODY_DIGEST_MISMATCH'
 // Within the limit, in turn in both of a known length's stores: up to JS_TIER_MAX hashed
 // in one call at the end (lib/body-store.js DigestStore), larger ones as they are copied
-// (chunked ones always so). JSON objects, which json() would take but for the digest (a
-// framework's default error page shows the 400, not the code).
+// (chunked ones always so). Bodies each route would take but for the digest (a
+// framework's default error page shows the 400, not the code): JSON objects, and for the
+// forms' routes a form (a preamble, then one field).
 const jsonObject = (length) => Buffer.from(`{"a":"${'a'.repeat(length - 8)}"}`)
+const FIELD = '\r\n--early\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--early--\r\n'
+const form = (length) => Buffer.from('a'.repeat(length - FIELD.length) + FIELD)
 const DIGEST_BODIES = [jsonObject(LIMIT / 2), jsonObject(JS_TIER_MAX / 2)]
+const FORM_BODIES = [form(LIMIT / 2), form(JS_TIER_MAX / 2)]
+const bodiesFor = (urlPath) => /multipart/i.test(urlPath) ? FORM_BODIES : DIGEST_BODIES
 const DIGEST_TRIES = EARLY_ANSWER_DIGEST_TRIES
-// Every API above but the forms': a form's own declared digests are not checked.
-const DIGEST_APIS = APIS.filter(([, , urlPath]) => !/multipart/i.test(urlPath))
 const afterTheEnd = (r) => r.ok && !r.early && r.status === 400
 
-test(`every API that checks a declared digest: a client whose Content-Digest is wrong receives 400 and ${MISMATCH} after its last byte, ${DIGEST_TRIES} tries per client, framing and connection`, { concurrency: 2 }, async (t) => {
-  await Promise.all(DIGEST_APIS.map(([api, app, urlPath]) => t.test(api, async () => {
+test(`every API: a client whose Content-Digest is wrong receives 400 and ${MISMATCH} after its last byte, ${DIGEST_TRIES} tries per client, framing and connection`, { concurrency: 2 }, async (t) => {
+  await Promise.all(APIS.map(([api, app, urlPath]) => t.test(api, async () => {
     const closes = urlPath.startsWith('/closing/')
     const { failures } = await everyClient(server.ports[app], urlPath, {
-      bodies: DIGEST_BODIES,
+      bodies: bodiesFor(urlPath),
       tries: DIGEST_TRIES,
       headers: WRONG_DIGEST,
       accept: (r) => afterTheEnd(r) && received(r, closes, 400, MISMATCH)
@@ -206,15 +209,16 @@ test(`every API that checks a declared digest: a client whose Content-Digest is 
 })
 
 test(`answers without a body, and the frameworks' default error handlers: a client whose Content-Digest is wrong receives the 400 after its last byte, ${DIGEST_TRIES} tries per client`, { concurrency: 2 }, async (t) => {
-  // The forms' routes of the 413 test above do not apply: a form's digests are not checked.
   const routes = [
     ['readBody answered with endWithoutBody(0)', 'uws', '/headOnly/readBody'],
     ['json() under ultimate-express, its default error handler', 'ultimateDefault', '/json'],
-    ['json() under Express, finalhandler', 'expressDefault', '/json']
+    ['multipart() under ultimate-express, its default error handler', 'ultimateDefault', '/multipart'],
+    ['json() under Express, finalhandler', 'expressDefault', '/json'],
+    ['multipart() under Express, finalhandler', 'expressDefault', '/multipart']
   ]
   await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async () => {
     const { failures } = await everyClient(server.ports[app], urlPath, {
-      bodies: DIGEST_BODIES,
+      bodies: bodiesFor(urlPath),
       tries: DIGEST_TRIES,
       headers: WRONG_DIGEST,
       // x-code: endWithoutBody's answer has it (node:http's client does not report it).
@@ -231,17 +235,17 @@ test(`answers without a body, and the frameworks' default error handlers: a clie
 test('refused at the end, nothing is left to linger on: a client sending slowly (2 MiB/s, 3 pieces 100 ms apart) gets the 400 after its last byte, and with linger: false every client still gets it, on a connection kept for the next request', async () => {
   const none = await startServer({ limit: LIMIT, linger: false })
   try {
-    for (const [api, app, urlPath] of [['readBody', 'uws', '/readBody'], ['bodyStream', 'uws', '/bodyStream'], ['json() under Express', 'express', '/json']]) {
+    for (const [api, app, urlPath] of [['readBody', 'uws', '/readBody'], ['bodyStream', 'uws', '/bodyStream'], ['readMultipart', 'uws', '/readMultipart'], ['json() under Express', 'express', '/json']]) {
       for (const [lingers, s] of [['default linger', server], ['linger: false', none]]) {
         for (const chunked of [false, true]) {
           const c = client('raw', { port: s.ports[app], close: false, chunked, headers: WRONG_DIGEST, rate: 2 * MIB })
-          const r = await c.send(urlPath, DIGEST_BODIES[0])
+          const r = await c.send(urlPath, bodiesFor(urlPath)[0])
           c.close()
           assert.ok(afterTheEnd(r) && received(r, false, 400, MISMATCH) && r.next === 200, `${api}, slowly, ${lingers}, ${chunked ? 'chunked' : 'content-length'}: ${describeFailure(r)}`)
         }
       }
       const { failures } = await everyClient(none.ports[app], urlPath, {
-        bodies: DIGEST_BODIES,
+        bodies: bodiesFor(urlPath),
         tries: 2,
         headers: WRONG_DIGEST,
         accept: (r) => afterTheEnd(r) && received(r, false, 400, MISMATCH)

@@ -20,7 +20,7 @@
 // answers { rss, arrayBuffers and bytesInUse (after a GC), dropped (the bytes of refused bodies the
 // server read, lib/linger.js), counters } as JSON.
 // A body whose declared digest (Content-Digest, ...) is wrong is refused at its end with
-// the 400 (not on the multipart routes: a form's own digests are not checked).
+// the 400.
 // argv[2]: JSON { limit, linger, digest } (linger, digest: the options passed to every API
 // that takes them).
 const crypto = require('node:crypto')
@@ -38,6 +38,8 @@ const linger = config.linger === undefined ? undefined : config.linger
 const digest = config.digest === undefined ? undefined : config.digest
 const counts = { ok: 0, refused: 0, aborted: 0 }
 const FORM = 'multipart/form-data; boundary=early'
+// readMultipart's headers: the request's, but its content-type.
+const formHeaders = (req) => ({ 'content-type': FORM, 'content-length': req.getHeader('content-length'), 'content-digest': req.getHeader('content-digest') })
 const lengthAndSha256 = (buf) => `${buf.length} ${crypto.createHash('sha256').update(buf).digest('hex')}`
 
 function bare () {
@@ -100,8 +102,7 @@ function bare () {
     })
   })
   app.post('/readMultipart', (res, req) => {
-    const headers = { 'content-type': FORM, 'content-length': req.getHeader('content-length') }
-    answer(res, uwsBody.readMultipart(res, headers, { limit, linger }).then(() => Buffer.alloc(0)))
+    answer(res, uwsBody.readMultipart(res, formHeaders(req), { limit, linger, digest }).then(() => Buffer.alloc(0)))
   })
   // The same readers answered the way most uWS code does, by hand: /plain/* with
   // writeStatus().end(body), /closing/* with end(body, true) (uWS closes the connection).
@@ -130,8 +131,7 @@ function bare () {
       })
     })
     app.post(`/${prefix}/readMultipart`, (res, req) => {
-      const headers = { 'content-type': FORM, 'content-length': req.getHeader('content-length') }
-      answerByHand(res, uwsBody.readMultipart(res, headers, { limit, linger }).then(() => Buffer.alloc(0)))
+      answerByHand(res, uwsBody.readMultipart(res, formHeaders(req), { limit, linger, digest }).then(() => Buffer.alloc(0)))
     })
   }
   // No body at all: endWithoutBody.
@@ -166,7 +166,7 @@ function routes (app) {
   app.post('/multipart', (req, res, next) => {
     req.headers['content-type'] = FORM
     next()
-  }, uwsBody.multipart({ limit, linger }).any(), (req, res) => {
+  }, uwsBody.multipart({ limit, linger, digest }).any(), (req, res) => {
     counts.ok++
     res.send('parsed')
   })
@@ -193,7 +193,7 @@ function defaults (app) {
   app.post('/multipart', (req, res, next) => {
     req.headers['content-type'] = FORM
     next()
-  }, uwsBody.multipart({ limit, linger }).any(), (req, res) => res.send('parsed'))
+  }, uwsBody.multipart({ limit, linger, digest }).any(), (req, res) => res.send('parsed'))
   app.get('/next', (req, res) => res.send('next'))
 }
 
