@@ -147,15 +147,16 @@ test(`every API: a client still sending a body 20x over the limit receives 413 a
 // Answers with no JSON body to check: endWithoutBody(0) on bare uWS, and the frameworks'
 // default error handlers (ultimate-express's, Express's finalhandler), which write their
 // own page with the error's status.
+// [API, app, path]
+const NO_BODY_ROUTES = [
+  ['readBody answered with endWithoutBody(0)', 'uws', '/headOnly/readBody'],
+  ['json() under ultimate-express, its default error handler', 'ultimateDefault', '/json'],
+  ['multipart() under ultimate-express, its default error handler', 'ultimateDefault', '/multipart'],
+  ['json() under Express, finalhandler', 'expressDefault', '/json'],
+  ['multipart() under Express, finalhandler', 'expressDefault', '/multipart']
+]
 test(`answers without a body, and the frameworks' default error handlers: a client still sending receives the 413, ${TRIES} tries per client`, { concurrency: 2 }, async (t) => {
-  const routes = [
-    ['readBody answered with endWithoutBody(0)', 'uws', '/headOnly/readBody'],
-    ['json() under ultimate-express, its default error handler', 'ultimateDefault', '/json'],
-    ['multipart() under ultimate-express, its default error handler', 'ultimateDefault', '/multipart'],
-    ['json() under Express, finalhandler', 'expressDefault', '/json'],
-    ['multipart() under Express, finalhandler', 'expressDefault', '/multipart']
-  ]
-  await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async () => {
+  await Promise.all(NO_BODY_ROUTES.map(([api, app, urlPath]) => t.test(api, async () => {
     const { failures } = await everyClient(server.ports[app], urlPath, {
       bodies: [BODY],
       tries: TRIES,
@@ -209,14 +210,7 @@ test(`every API: a client whose Content-Digest is wrong receives 400 and ${MISMA
 })
 
 test(`answers without a body, and the frameworks' default error handlers: a client whose Content-Digest is wrong receives the 400 after its last byte, ${DIGEST_TRIES} tries per client`, { concurrency: 2 }, async (t) => {
-  const routes = [
-    ['readBody answered with endWithoutBody(0)', 'uws', '/headOnly/readBody'],
-    ['json() under ultimate-express, its default error handler', 'ultimateDefault', '/json'],
-    ['multipart() under ultimate-express, its default error handler', 'ultimateDefault', '/multipart'],
-    ['json() under Express, finalhandler', 'expressDefault', '/json'],
-    ['multipart() under Express, finalhandler', 'expressDefault', '/multipart']
-  ]
-  await Promise.all(routes.map(([api, app, urlPath]) => t.test(api, async () => {
+  await Promise.all(NO_BODY_ROUTES.map(([api, app, urlPath]) => t.test(api, async () => {
     const { failures } = await everyClient(server.ports[app], urlPath, {
       bodies: bodiesFor(urlPath),
       tries: DIGEST_TRIES,
