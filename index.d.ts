@@ -338,7 +338,7 @@ export function setPoolLimit(bytes: number): void
  */
 export function tuneGc(): { applied: boolean; reason: string }
 
-/** Bodies of a known length up to this many bytes (and maxPreallocated) are read in JS, larger ones natively (BodyAccumulator, the parsers); readBody's Buffer and a body read only as UTF-8 text have bounds of their own (docs/design.md). */
+/** Bodies of a known length up to this many bytes (and maxPreallocated) are read in JS, larger ones natively; a body read only as UTF-8 text has its own bound (docs/design.md). */
 export const JS_TIER_MAX: number
 /** A body of unknown length keeps a first chunk up to this size in JS. */
 export const FIRST_CHUNK_MAX: number

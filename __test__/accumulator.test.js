@@ -274,8 +274,8 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
 const TEXT_IN_JS = Number(process.versions.node.split('.')[0]) >= 24 || 'before Node 24 text above 2 KiB is read natively (TEXT_JS_TIER_MAX): no scratch Buffer is used'
 // A text body as the library's readers make one (a Body: its Buffer taken as it begins).
 const textBody = (size, options = {}) => {
-  const { Body, READ } = require('../lib/accumulator')
-  return new Body(MIB, MIB, true, options.contentLength === undefined ? size : options.contentLength, undefined, READ.TEXT)
+  const { Body } = require('../lib/accumulator')
+  return new Body(MIB, MIB, true, options.contentLength === undefined ? size : options.contentLength, undefined, true)
 }
 
 test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bounded idle store', () => {

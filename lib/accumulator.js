@@ -4,7 +4,7 @@
 // getter'). Every module here takes it so.
 const { Buffer, constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:buffer')
 const errors = require('./errors')
-const { storeFor, emptyStore, STRING_ENCODINGS, READ, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./body-store')
+const { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, FIRST_CHUNK_MAX } = require('./body-store')
 const {
   UNKNOWN, INVALID, parseLimit, parseMaxPreallocated, parseContentLength, parseContentEncoding, parseInflate, isIdentity, objectOption
 } = require('./options')
@@ -28,7 +28,7 @@ const FINISHED = 3
  * (limit, maxPreallocated, inflate) and the request's content-length and content-encoding.
  */
 class Body {
-  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, read, digests = null, atFirstBytes = false) {
+  constructor (limit, maxPreallocated, inflate, contentLength, contentEncoding, asText, digests = null, atFirstBytes = false) {
     // A body must fit one Buffer: larger ones are refused as 413 like any other body over
     // the limit (4 GiB on Node 20; from Node 22 a Buffer may be as long as memory allows).
     limit = Math.min(limit, MAX_LENGTH)
@@ -51,7 +51,7 @@ class Body {
       this._store = emptyStore()
       this._fail(errors.tooLarge(limit, expected, 0))
     } else {
-      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, read, digests, atFirstBytes)
+      this._store = storeFor(expected, limit, maxPreallocated, encoding, inflate, asText, digests, atFirstBytes)
       // What only the store can refuse up front: an encoding (before the declared length,
       // which the core then checks itself), memory.
       const refused = this._store.error()
@@ -204,7 +204,7 @@ class BodyAccumulator extends Body {
   constructor (options) {
     options = objectOption(options, 'options')
     super(parseLimit(options.limit), parseMaxPreallocated(options.maxPreallocated), parseInflate(options.inflate),
-      options.contentLength, options.contentEncoding, options[AS_TEXT] === true ? READ.TEXT : READ.BUFFER,
+      options.contentLength, options.contentEncoding, options[AS_TEXT] === true,
       digestsFor(parseDigest(options.digest), options.contentDigest, options.reprDigest, options.contentMd5), true)
     this._watched = false
   }
@@ -219,4 +219,4 @@ class BodyAccumulator extends Body {
   }
 }
 
-module.exports = { Body, BodyAccumulator, READ, JS_TIER_MAX, FIRST_CHUNK_MAX, AS_TEXT }
+module.exports = { Body, BodyAccumulator, JS_TIER_MAX, FIRST_CHUNK_MAX, AS_TEXT }

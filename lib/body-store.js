@@ -25,12 +25,9 @@ const { readDigests, SCRATCH } = require('./digest')
 
 // The largest known length of a Buffer body read by the JS tier. Above it the native
 // pool's recycled memory wins: a fresh allocUnsafe per body is new external memory to V8
-// (under ultimate-express on Node 24, a mark-compact every 64 MiB of bodies) and, once
-// glibc trims its heap, fresh pages. A Buffer readBody hands a bare uWS handler stays in
-// JS up to UWS_JS_TIER_MAX: there the native calls cost more than the collections they
-// save, on Node 20 and 24 (docs/performance.md, row 'JS tier bound').
+// (on Node 24 a mark-compact every 64 MiB of bodies) and, once glibc trims its heap,
+// fresh pages (docs/performance.md, row 'JS tier bound').
 const JS_TIER_MAX = 32 * 1024
-const UWS_JS_TIER_MAX = 128 * 1024
 // The largest first chunk of unknown length kept in JS: a larger one, copied again when
 // a second chunk comes, costs each body fresh memory (docs/performance.md, row 'first
 // chunk kept in JS').
@@ -41,12 +38,6 @@ const FIRST_CHUNK_MAX = 16 * 1024
 // row 'text tier bound').
 const SIMDUTF_TO_STRING = Number(process.versions.node.split('.')[0]) >= 24
 const TEXT_JS_TIER_MAX = SIMDUTF_TO_STRING ? 192 * 1024 : 2 * 1024
-
-// How a body will be handed out, which decides its JS tier's bound (above): a Buffer (the
-// parsers' req.body, a BodyAccumulator's), a Buffer readBody or readText hands a bare uWS
-// handler, or UTF-8 text.
-const READ = Object.freeze({ BUFFER: 0, UWS_BUFFER: 1, TEXT: 2 })
-const TIER_MAX = [JS_TIER_MAX, UWS_JS_TIER_MAX, TEXT_JS_TIER_MAX]
 
 const EMPTY = () => Buffer.alloc(0)
 
@@ -64,9 +55,8 @@ const { RECEIVED, LENGTH, CAPACITY } = SIZES
  * digest to check or make (lib/digest.js: `digests` not null) is hashed by the core as it
  * copies, or, small and of known length, in one call at its end (DigestStore).
  */
-function storeFor (expected, limit, maxPreallocated, encoding, inflate, read, digests, atFirstBytes = false) {
-  const jsTierMax = TIER_MAX[read]
-  const asText = read === READ.TEXT
+function storeFor (expected, limit, maxPreallocated, encoding, inflate, asText, digests, atFirstBytes = false) {
+  const jsTierMax = asText ? TEXT_JS_TIER_MAX : JS_TIER_MAX
   if (isIdentity(encoding) && expected <= jsTierMax && expected <= maxPreallocated) {
     // A small body with digests is still read in JS: its bytes are hashed in one call at
     // its end, while they are in cache (DigestStore).
@@ -390,4 +380,4 @@ function decode (buf, encoding, end) {
   }
 }
 
-module.exports = { storeFor, emptyStore, STRING_ENCODINGS, READ, JS_TIER_MAX, UWS_JS_TIER_MAX, TEXT_JS_TIER_MAX, FIRST_CHUNK_MAX }
+module.exports = { storeFor, emptyStore, STRING_ENCODINGS, JS_TIER_MAX, TEXT_JS_TIER_MAX, FIRST_CHUNK_MAX }

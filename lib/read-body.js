@@ -1,6 +1,6 @@
 'use strict'
 const { Buffer } = require('node:buffer')
-const { Body, READ } = require('./accumulator')
+const { Body } = require('./accumulator')
 const { describe, parseLimit, parseMaxPreallocated, parseInflate, checkKnown, checkResponse, objectOption, parseOnAborted } = require('./options')
 const { DEFAULT_TIMEOUT, parseTimeout } = require('./timeout')
 const { attachIntake } = require('./intake')
@@ -65,9 +65,8 @@ function readOptions (options, api) {
     digest,
     onDigest,
     encoding,
-    // finishString reads UTF-8 text straight from the body's memory (lib/accumulator.js);
-    // any other body is a Buffer for a bare uWS handler (lib/body-store.js READ).
-    read: encoding === 'utf8' || encoding === 'utf-8' ? READ.TEXT : READ.UWS_BUFFER
+    // finishString reads UTF-8 text straight from the body's memory (lib/accumulator.js).
+    asText: encoding === 'utf8' || encoding === 'utf-8'
   })
 }
 
@@ -81,7 +80,7 @@ const TEXT_DEFAULTS = readOptions({}, READ_TEXT)
 
 function read (res, req, options, finish) {
   const { contentLength, contentEncoding } = headersOf(req)
-  const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.read,
+  const accumulator = new Body(options.limit, options.maxPreallocated, options.inflate, contentLength, contentEncoding, options.asText,
     requestDigests(options.digest, req))
   return new Promise((resolve, reject) => {
     // A refused body's rest is dropped before the promise rejects (lib/buffered-read.js).

@@ -33,7 +33,7 @@
 // A body refused before its end reaches next(err) only once its rest has been dropped,
 // or a bound passed (lib/intake.js, lib/linger.js): the framework's answer then reaches a
 // client that was still sending.
-const { Body, READ } = require('../accumulator')
+const { Body } = require('../accumulator')
 const { requestDigests } = require('../digest')
 const errors = require('../errors')
 const { remainingOf } = require('../options')
@@ -128,7 +128,7 @@ function readInto (source, req, res, options, asText, owner) {
     return owner.bodyRead(bodyGone(req.method), null)
   }
   const headers = req.headers
-  const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText ? READ.TEXT : READ.BUFFER,
+  const acc = new Body(options.limit, options.maxPreallocated, options.inflate, headers['content-length'], headers['content-encoding'], asText,
     requestDigests(options.digest, headers))
   if (source !== NODE_STREAM && (req.res.aborted || req.res.finished)) {
     req.bodyRead = true
