@@ -3,6 +3,8 @@
 // send the same POST (with optional extra headers), wait for the answer and send again, for `seconds`. Bounded in time.
 const http = require('node:http')
 const net = require('node:net')
+const os = require('node:os')
+const { execFileSync } = require('node:child_process')
 
 function load (port, { path, body, headers = {}, connections = 4, seconds = 1 }) {
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
@@ -73,9 +75,28 @@ function portOf (child) {
     child.once('error', reject)
     child.once('message', (m) => {
       child.off('exit', exited)
+      pinApart(child.pid)
       resolve(m.port)
     })
   })
+}
+
+/**
+ * Servers on the last core, this process (the load) on the others, where taskset exists
+ * and there are two cores or more (BENCH_PIN=0: not). Unpinned on 2 cores, a server
+ * sometimes shares a core with the load and sometimes not, and the same server's CPU per
+ * request moved by up to 1.4x between processes (bench/RESULTS.md).
+ */
+function pinApart (pid) {
+  // The machine's cores, not this process's (availableParallelism counts its own affinity).
+  const cores = os.cpus().length
+  if (process.env.BENCH_PIN === '0' || cores < 2) return
+  try {
+    execFileSync('taskset', ['-apc', String(cores - 1), String(pid)], { stdio: 'ignore' })
+    execFileSync('taskset', ['-apc', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' })
+  } catch {
+    // No taskset: the servers run where the kernel puts them.
+  }
 }
 
 module.exports = { load, get, post, portOf }

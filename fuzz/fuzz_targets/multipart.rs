@@ -3,7 +3,8 @@
 //! part, nothing after the end or an error, no data over its limit); a client error with
 //! its memory released; and the same outcome read in one piece with `next` as cut in
 //! chunks with `read`; and, through an `Upload` routing parts to every sink, each
-//! complete part's bytes in its sink, and nothing held after a failure.
+//! complete part's bytes in its sink, and nothing held after a failure; with the form's
+//! digest declared, the same outcome when it matches and a mismatch when it does not.
 #![no_main]
 
 use std::mem::MaybeUninit;
@@ -14,6 +15,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
 use uws_body::core::decode::Decoder;
+use uws_body::core::digest::{Algorithm, Declared, DigestOptions, Hasher, Header};
 use uws_body::core::encoding::Coding;
 use uws_body::core::multipart::{
     Boundary, Decoding, Event, Limits, Multipart, Outcome, Piece, Sink, Step, Upload, MAX_BOUNDARY,
@@ -203,6 +205,20 @@ struct Routed {
     end: Result<(), &'static str>,
 }
 
+/// A request declaring `header: sha-256` of `over`.
+fn declared(header: Header, over: &[u8]) -> DigestOptions {
+    let mut hasher = Hasher::new(Algorithm::Sha256);
+    hasher.update(over);
+    DigestOptions {
+        declared: vec![Declared {
+            header,
+            algorithm: Algorithm::Sha256,
+            expected: hasher.digest(),
+        }],
+        requested: Vec::new(),
+    }
+}
+
 fn sink_for(index: usize) -> Sink {
     [Sink::Field, Sink::Arena, Sink::Room, Sink::Skip][index % 4]
 }
@@ -340,6 +356,29 @@ fuzz_target!(|data: &[u8]| {
             decoded.end,
             r.end
         );
+    }
+    if h[6] & 8 != 0 {
+        // The form's own declared digest (over the bytes sent, or of other bytes): a match
+        // routes every byte as without it; a mismatch fails a form that would have parsed,
+        // holding nothing, and leaves a form's own error as it was.
+        let wrong = h[7] & 1 != 0;
+        let mut over = body.to_vec();
+        if wrong {
+            over.push(0);
+        }
+        let upload = Upload::new(parser(), 64, expected)
+            .with_declared_digests(&declared(Header::ContentDigest, &over));
+        let checked = routed(upload, body, step, max);
+        if wrong && r.end.is_ok() {
+            assert_eq!(checked.end, Err("ERR_BODY_DIGEST_MISMATCH"));
+        } else {
+            assert!(
+                checked == r,
+                "a declared digest changed the form: {:?} / {:?}",
+                checked.end,
+                r.end
+            );
+        }
     }
     // A skipped part is held to no size limit (nobody keeps its bytes): only a size
     // limit may end the body differently.
