@@ -45,6 +45,12 @@ pub fn amount(n: f64) -> u64 {
     n.max(0.0) as u64
 }
 
+/// A byte count argument: a non-negative number as `amount` reads it (Infinity: no
+/// limit), `None` for anything else.
+pub fn bytes_of(value: Unknown) -> raw::Result<Option<u64>> {
+    Ok(f64_of(value)?.filter(|b| *b >= 0.0).map(amount))
+}
+
 /// The number an argument holds, if it is one. Any JS value reaches these functions, and
 /// each says what it does with a value of the wrong type: the type is read first (one
 /// napi_typeof), so such a value costs nothing more. (napi-rs's `Either<f64, Unknown>`

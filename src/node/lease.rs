@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use crate::core::budget::{self, Reservation, GLOBAL};
+use crate::core::budget::{Reservation, GLOBAL};
 
 thread_local! {
     static LEASE: RefCell<Reservation> = const { RefCell::new(Reservation::none()) };
@@ -23,23 +23,15 @@ const LEASE_MAX: u64 = 1024 * 1024;
 static EXPLICIT: AtomicBool = AtomicBool::new(false);
 static DEFAULTED: AtomicBool = AtomicBool::new(false);
 
-fn bytes_of(b: f64) -> u64 {
-    // `as` saturates: Infinity is UNLIMITED.
-    if b.is_infinite() {
-        budget::UNLIMITED
-    } else {
-        b as u64
-    }
-}
-
-pub fn set_budget(bytes: f64) {
+/// `bytes`: guarded.rs `amount`'s, u64::MAX (core::budget::UNLIMITED) for none.
+pub fn set_budget(bytes: u64) {
     EXPLICIT.store(true, Relaxed);
-    GLOBAL.set_limit(bytes_of(bytes));
+    GLOBAL.set_limit(bytes);
 }
 
-pub fn set_default(bytes: f64) {
+pub fn set_default(bytes: u64) {
     if !EXPLICIT.load(Relaxed) && !DEFAULTED.swap(true, Relaxed) {
-        GLOBAL.set_limit(bytes_of(bytes));
+        GLOBAL.set_limit(bytes);
     }
 }
 

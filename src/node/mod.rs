@@ -21,7 +21,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::core::budget;
-use guarded::{f64_of, guarded};
+use guarded::{bytes_of, guarded};
 use raw::{export, type_error};
 
 /// What stats() answers (index.d.ts's `Stats`).
@@ -74,7 +74,7 @@ fn budget_f64(limit: u64) -> f64 {
 /// (`budgetDefault`), unless a budget was set first.
 #[napi(js_name = "setMemoryBudget", catch_unwind)]
 pub fn set_memory_budget(env: Env, bytes: Unknown) -> Result<Null> {
-    guarded(&env, || match f64_of(bytes)?.filter(|b| *b >= 0.0) {
+    guarded(&env, || match bytes_of(bytes)? {
         Some(b) => {
             lease::set_budget(b);
             Ok(Null)
@@ -90,7 +90,7 @@ pub fn set_memory_budget(env: Env, bytes: Unknown) -> Result<Null> {
 #[napi(js_name = "budgetDefault", catch_unwind)]
 pub fn budget_default(env: Env, bytes: Unknown) -> Result<Null> {
     guarded(&env, || {
-        if let Some(b) = f64_of(bytes)?.filter(|b| *b >= 0.0) {
+        if let Some(b) = bytes_of(bytes)? {
             lease::set_default(b);
         }
         Ok(Null)
@@ -102,10 +102,10 @@ pub fn budget_default(env: Env, bytes: Unknown) -> Result<Null> {
 /// granted.
 #[napi(js_name = "budgetLease", catch_unwind)]
 pub fn budget_lease(env: Env, min: Unknown) -> Result<f64> {
-    guarded(&env, || {
-        let min = f64_of(min)?.filter(|m| *m >= 0.0).unwrap_or(0.0);
-        Ok(lease::lease(min as u64) as f64)
-    })
+    guarded(
+        &env,
+        || Ok(lease::lease(bytes_of(min)?.unwrap_or(0)) as f64),
+    )
 }
 
 /// budgetReturn(bytes): gives back bytes of this thread's lease; answers the lease ahead
@@ -113,18 +113,16 @@ pub fn budget_lease(env: Env, min: Unknown) -> Result<f64> {
 #[napi(js_name = "budgetReturn", catch_unwind)]
 pub fn budget_return(env: Env, bytes: Unknown) -> Result<f64> {
     guarded(&env, || {
-        let bytes = f64_of(bytes)?.filter(|b| *b >= 0.0).unwrap_or(0.0);
-        Ok(lease::give_back(bytes as u64) as f64)
+        Ok(lease::give_back(bytes_of(bytes)?.unwrap_or(0)) as f64)
     })
 }
 
 /// setPoolLimit(bytes)
 #[napi(js_name = "setPoolLimit", catch_unwind)]
 pub fn set_pool_limit(env: Env, bytes: Unknown) -> Result<Null> {
-    guarded(&env, || match f64_of(bytes)?.filter(|b| *b >= 0.0) {
+    guarded(&env, || match bytes_of(bytes)? {
         Some(b) => {
-            // `as` saturates: Infinity is u64::MAX.
-            crate::core::pool::set_limit(b as u64);
+            crate::core::pool::set_limit(b);
             Ok(Null)
         }
         None => Err(type_error(
@@ -138,8 +136,8 @@ pub fn set_pool_limit(env: Env, bytes: Unknown) -> Result<Null> {
 #[napi(js_name = "poolDefault", catch_unwind)]
 pub fn pool_default(env: Env, bytes: Unknown) -> Result<Null> {
     guarded(&env, || {
-        if let Some(b) = f64_of(bytes)?.filter(|b| *b >= 0.0) {
-            crate::core::pool::lower_default_limit(b as u64);
+        if let Some(b) = bytes_of(bytes)? {
+            crate::core::pool::lower_default_limit(b);
         }
         Ok(Null)
     })

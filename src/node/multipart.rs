@@ -97,12 +97,12 @@ pub fn multipart_create(
             Upload::with_decoding(parser, preallocate, Decoding::new(decoder))
         };
         let requested = requested_algorithms(form[slot_of::REQUESTED]);
-        let declared = digest_options(0.0, content_digest, repr_digest, content_md5)?;
+        let declared = digest_options(0.0, content_digest, repr_digest, content_md5)?.declared;
         external::create(
             &env,
             upload
                 .with_part_digests(&requested)
-                .with_declared_digests(&declared),
+                .with_declared_digests(declared),
         )
     })
 }

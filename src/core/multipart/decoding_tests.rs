@@ -125,23 +125,17 @@ fn a_stream_that_ends_early_or_is_corrupt_is_refused() {
 /// byte flipped anywhere the form still parses is `DigestMismatch`.
 mod declared {
     use super::*;
-    use crate::core::digest::{Algorithm, Declared, DigestOptions, Hasher, Header};
+    use crate::core::digest::{Algorithm, Declared, Hasher, Header};
 
-    fn sha256(bytes: &[u8]) -> Vec<u8> {
-        let mut h = Hasher::new(Algorithm::Sha256);
-        h.update(bytes);
-        h.digest()
-    }
-
-    fn declared(header: Header, over: &[u8]) -> DigestOptions {
-        DigestOptions {
-            declared: vec![Declared {
-                header,
-                algorithm: Algorithm::Sha256,
-                expected: sha256(over),
-            }],
-            requested: Vec::new(),
-        }
+    /// A request declaring `header: sha-256` of `over`.
+    fn declared(header: Header, over: &[u8]) -> Vec<Declared> {
+        let mut hasher = Hasher::new(Algorithm::Sha256);
+        hasher.update(over);
+        vec![Declared {
+            header,
+            algorithm: Algorithm::Sha256,
+            expected: hasher.digest(),
+        }]
     }
 
     /// Feeds `sent` in `step`-byte chunks, then ends: the outcome, and whether any
@@ -174,14 +168,14 @@ mod declared {
         }
     }
 
-    fn identity(options: &DigestOptions) -> Upload {
+    fn identity(declared: Vec<Declared>) -> Upload {
         let boundary = Boundary::new(B.as_bytes()).unwrap();
         Upload::new(Multipart::new(&boundary, Limits::default()), 0, None)
-            .with_declared_digests(options)
+            .with_declared_digests(declared)
     }
 
-    fn gzip(options: &DigestOptions) -> Upload {
-        upload(Coding::Gzip, u64::MAX).with_declared_digests(options)
+    fn gzip(declared: Vec<Declared>) -> Upload {
+        upload(Coding::Gzip, u64::MAX).with_declared_digests(declared)
     }
 
     proptest::proptest! {
@@ -205,12 +199,12 @@ mod declared {
                 sent[at] ^= 1;
             }
             let want = if flip.is_some() { upload::Outcome::Failed } else { upload::Outcome::Done };
-            let (got, early) = outcome(identity(&declared(Header::ContentDigest, &body)), &sent, step);
+            let (got, early) = outcome(identity(declared(Header::ContentDigest, &body)), &sent, step);
             proptest::prop_assert_eq!((got, early), (want, false));
             let gz = encode(Coding::Gzip, &sent);
-            let (got, early) = outcome(gzip(&declared(Header::ReprDigest, &body)), &gz, step);
+            let (got, early) = outcome(gzip(declared(Header::ReprDigest, &body)), &gz, step);
             proptest::prop_assert_eq!((got, early), (want, false));
-            let (got, early) = outcome(gzip(&declared(Header::ContentDigest, &encode(Coding::Gzip, &body))), &gz, step);
+            let (got, early) = outcome(gzip(declared(Header::ContentDigest, &encode(Coding::Gzip, &body))), &gz, step);
             proptest::prop_assert_eq!((got, early), (want, false));
         }
     }

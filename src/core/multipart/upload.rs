@@ -13,7 +13,7 @@ use std::mem::MaybeUninit;
 use super::decoding::Decoding;
 use super::{Event, Multipart, MultipartError};
 use crate::core::body::Misuse;
-use crate::core::digest::{Algorithm, Digest, DigestOptions, Digests, PartDigests};
+use crate::core::digest::{Algorithm, Declared, Digest, DigestOptions, Digests, PartDigests};
 use crate::core::error::BodyError;
 use crate::core::memory::{AllocError, Block};
 
@@ -110,12 +110,12 @@ impl Upload {
     /// checked at its end: a form so declared is `Done` only once its body has ended
     /// (the epilogue is part of what the digest covers), and a mismatch is `Failed`
     /// with `BodyError::DigestMismatch`.
-    pub fn with_declared_digests(mut self, declared: &DigestOptions) -> Upload {
-        let declared = DigestOptions {
-            declared: declared.declared.clone(),
+    pub fn with_declared_digests(mut self, declared: Vec<Declared>) -> Upload {
+        let options = DigestOptions {
+            declared,
             requested: Vec::new(),
         };
-        self.body_digests = Digests::new(&declared, self.decoding.is_none());
+        self.body_digests = Digests::new(&options, self.decoding.is_none());
         self
     }
 
