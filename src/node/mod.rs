@@ -148,7 +148,7 @@ pub fn pool_default(env: Env, bytes: Unknown) -> Result<Null> {
 #[napi(js_name = "injectFault", catch_unwind)]
 pub fn inject_fault(env: Env, kind: Unknown) -> Result<Null> {
     guarded(&env, || {
-        buffer::fault::arm(f64_of(kind)?.unwrap_or(0.0) as u32);
+        buffer::fault::arm(guarded::f64_of(kind)?.unwrap_or(0.0) as u32);
         Ok(Null)
     })
 }
