@@ -10,7 +10,7 @@ use uws_body::core::{Body, BodyError, BodyOptions, FinishError};
 
 const TABLE: &str = include_str!("../__test__/fixtures/body-rules.json");
 
-/// lib/options.js's default `maxPreallocated`, as BodyAccumulator passes it.
+/// lib/plan/limits.js's default `maxPreallocated`, as BodyAccumulator passes it.
 const MAX_PREALLOCATED: u64 = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq)]

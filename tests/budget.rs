@@ -60,8 +60,24 @@ fn a_declared_length_is_reserved_whole_at_the_start_and_never_more() {
         assert_eq!(
             reserved(),
             3 * MIB,
-            "the block's, until it goes back to the pool"
+            "the block's, until it is handed out or goes back to the pool"
         );
+        drop(block);
+        assert_eq!(reserved(), 0);
+    });
+}
+
+#[test]
+fn a_body_handed_out_no_longer_counts_while_the_program_holds_it() {
+    with_budget(4 * MIB, || {
+        let mut body = Body::new(&options(Some(3 * MIB)));
+        assert_eq!(body.push(&vec![1u8; 3 * MIB as usize]), Ok(true));
+        let mut block = body.finish().expect("the whole body");
+        block.hand_out();
+        assert_eq!(reserved(), 0, "the program's memory, not a body being read");
+        let next = Body::new(&options(Some(3 * MIB)));
+        assert_eq!(next.error(), None, "admitted while the first is still held");
+        drop(next);
         drop(block);
         assert_eq!(reserved(), 0);
     });

@@ -1,9 +1,9 @@
 //! Errors a client can cause. Each carries the HTTP status a server should answer with,
 //! and the fields raw-body exposes, so frameworks can map them without special cases.
 //! (An invalid content-length header is caught where headers are parsed, in
-//! lib/options.js: the core only ever sees a parsed length.)
+//! lib/body/headers.js: the core only ever sees a parsed length.)
 //!
-//! Messages are not made here: lib/errors.js builds every error, of both tiers, from its
+//! Messages are not made here: lib/native/errors.js builds every error, of both tiers, from its
 //! one table keyed by `code()`, so the texts cannot drift apart.
 
 use super::budget::OverBudget;

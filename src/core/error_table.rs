@@ -1,4 +1,4 @@
-//! The error vocabulary lives in lib/errors.js (`KINDS`: code -> status, type, message):
+//! The error vocabulary lives in lib/native/errors.js (`KINDS`: code -> status, type, message):
 //! every error of both tiers is built from it. The core names codes too (and, for its
 //! own tests and fuzzers, statuses and types): this test reads that table and checks that
 //! every error the core can report agrees with it, so a code added on one side only, or a
@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use super::error::{BodyError, Invalid};
 use super::multipart::{BoundaryProblem, HeaderProblem, Limit, MultipartError, Where};
 
-const ERRORS_JS: &str = include_str!("../../lib/errors.js");
+const ERRORS_JS: &str = include_str!("../../lib/native/errors.js");
 
 /// `CODE: [status, 'type', ...]` lines of KINDS.
 fn table() -> HashMap<&'static str, (u16, &'static str)> {
     let start = ERRORS_JS
         .find("const KINDS = {")
-        .expect("KINDS in lib/errors.js");
+        .expect("KINDS in lib/native/errors.js");
     let end = start + ERRORS_JS[start..].find("\n}\n").expect("the end of KINDS");
     let mut kinds = HashMap::new();
     for line in ERRORS_JS[start..end].lines().map(str::trim) {
@@ -87,19 +87,19 @@ fn every_core_error_is_in_the_js_table_with_its_status_and_type() {
     let kinds = table();
     assert!(
         kinds.len() > 20,
-        "parsed {} codes from lib/errors.js",
+        "parsed {} codes from lib/native/errors.js",
         kinds.len()
     );
     for e in body_errors() {
         let got = kinds
             .get(e.code())
-            .unwrap_or_else(|| panic!("{} is not in lib/errors.js", e.code()));
+            .unwrap_or_else(|| panic!("{} is not in lib/native/errors.js", e.code()));
         assert_eq!(*got, (e.status(), e.kind()), "{e:?}");
     }
     for e in multipart_errors() {
         let got = kinds
             .get(e.code())
-            .unwrap_or_else(|| panic!("{} is not in lib/errors.js", e.code()));
+            .unwrap_or_else(|| panic!("{} is not in lib/native/errors.js", e.code()));
         assert_eq!(got.0, e.status(), "{e:?}");
     }
 }

@@ -34,6 +34,11 @@ pub fn stats() -> MemoryStats {
     }
 }
 
+/// Bytes held by bodies and Buffers not yet collected (`stats().bytes_in_use`).
+pub fn bytes_in_use() -> u64 {
+    BYTES_IN_USE.load(Relaxed)
+}
+
 /// The allocator could not provide `bytes` bytes, or (`over_budget`) the memory budget
 /// could not reserve them (budget.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +66,7 @@ pub struct Block {
     ledger: Option<Ledger>,
     /// Bytes taken off the ledger while an ArrayBuffer holds them (see `lend_to_js`).
     lent: usize,
-    /// Its capacity, reserved from the memory budget until it goes back to the pool.
+    /// Its capacity, reserved from the memory budget while its body is read (`hand_out`).
     reserved: Reservation,
 }
 
@@ -129,6 +134,14 @@ impl Block {
     /// larger block that takes it (the body's growth), or counted by its owner.
     pub fn take_reservation(&mut self) -> Reservation {
         std::mem::take(&mut self.reserved)
+    }
+
+    /// Ends its reservation: the memory is about to be the program's (a Buffer or a
+    /// string). The budget bounds bodies being read; what the program holds is collected
+    /// by V8, whose own accounting of these bytes starts the collections, so garbage never
+    /// keeps a body from being admitted (docs/api.md, setMemoryBudget).
+    pub fn hand_out(&mut self) {
+        self.reserved = Reservation::none();
     }
 
     /// Takes the bytes held off the ledger, for as long as this block lives: they are

@@ -166,7 +166,7 @@ pub fn digest_of(
             let chunk = unsafe { get_chunk(env.raw(), bytes.raw())? };
             match chunk {
                 Chunk::Bytes(bytes) => digests.sent(bytes),
-                // lib/body-store.js passes an empty body as an empty ArrayBuffer.
+                // lib/body/body-store.js passes an empty body as an empty ArrayBuffer.
                 Chunk::Refused => {
                     return Err(type_error(
                         "digestOf(bytes): an ArrayBuffer or a non-empty view",
@@ -221,7 +221,7 @@ fn misuse(call: &str, misuse: Misuse) -> Thrown {
 }
 
 /// push(body, chunk) -> true | false (the body failed: see error()) | null (not a chunk
-/// this function reads; lib/chunk.js says why, so both tiers throw the same TypeError)
+/// this function reads; lib/body/chunk.js says why, so both tiers throw the same TypeError)
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -313,7 +313,7 @@ pub fn finish_string(
             Ok(made) => Ok(made),
             // V8 refuses a string over its length limit (generic failure; N-API itself
             // refuses over INT_MAX: invalid arg), before allocating, throwing nothing.
-            // lib/accumulator.js makes that the client's 413.
+            // lib/body/accumulator.js makes that the client's 413.
             Err(e) if matches!(e.status, Status::GenericFailure | Status::InvalidArg) => {
                 js(&env, length as f64)
             }
@@ -394,10 +394,10 @@ pub(super) fn error_answer<T: external::Tagged>(
     })
 }
 
-/// A body error's fields, for lib/errors.js: `code`, and the numbers or names its kind has.
+/// A body error's fields, for lib/native/errors.js: `code`, and the numbers or names its kind has.
 pub(super) fn error_object<'e>(env: &'e napi::Env, e: &BodyError) -> napi::Result<Object<'e>> {
     let mut o = Object::new(env)?;
-    // Status, type and message come from lib/errors.js's table, keyed by code, so that
+    // Status, type and message come from lib/native/errors.js's table, keyed by code, so that
     // errors of the JS tier and of this one cannot drift apart.
     o.set("code", e.code())?;
     let mut put = |key: &str, n: Option<u64>| match n {

@@ -20,6 +20,7 @@ pub fn into_buffer(napi_env: &napi::Env, mut block: Block) -> Result<Value> {
     // so that V8's count never holds them twice (and no GC is started for bytes that
     // did not grow). Dropping the block, on any path below, puts them back.
     block.lend_to_js();
+    block.hand_out();
     // SAFETY: the caller's env, on its thread.
     unsafe { accounting::report(env) };
     let data = block.as_mut_ptr().cast::<c_void>();

@@ -38,7 +38,7 @@ pub fn js<V: ToNapiValue>(env: &Env, value: V) -> raw::Result<sys::napi_value> {
 }
 
 /// A limit, count or size from JS: `Infinity` (or anything past 2^64) is "no limit", the
-/// one way JS says it (lib/options.js `parseLimit`); NaN and negatives are refused by the
+/// one way JS says it (lib/plan/limits.js `parseLimit`); NaN and negatives are refused by the
 /// JS side before they get here, and read as 0.
 pub fn amount(n: f64) -> u64 {
     // `as` saturates: NaN is 0, Infinity is u64::MAX.

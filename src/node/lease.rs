@@ -1,6 +1,6 @@
 //! The JS tier's share of the memory budget (core/budget.rs), per thread.
 //!
-//! Bodies read in JS (lib/body-store.js's JS tier) reserve from a credit lib/budget.js
+//! Bodies read in JS (lib/body/body-store.js's JS tier) reserve from a credit lib/body/budget.js
 //! keeps on each thread, leased from the budget in steps, so that a small body costs
 //! integer arithmetic, not a call to the addon. The lease is this thread's reservation:
 //! a thread-local that returns its bytes when the thread ends, so a worker terminated

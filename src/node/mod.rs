@@ -6,6 +6,7 @@
 mod accounting;
 mod body;
 mod buffer;
+mod decay;
 mod external;
 mod guarded;
 mod lease;
@@ -33,7 +34,7 @@ pub struct Stats {
     pub pool_limit: f64,
     pub bytes_reported: f64,
     /// The memory budget (Infinity: none), the bytes reserved under it (the JS tier's
-    /// leases included: lib/budget.js takes this thread's idle share off) and the
+    /// leases included: lib/body/budget.js takes this thread's idle share off) and the
     /// reservations refused.
     pub memory_budget: f64,
     pub budget_reserved: f64,
@@ -97,7 +98,7 @@ pub fn budget_default(env: Env, bytes: Unknown) -> Result<Null> {
     })
 }
 
-/// budgetLease(min): reserves bytes for this thread's JS tier (lib/budget.js): `min` and
+/// budgetLease(min): reserves bytes for this thread's JS tier (lib/body/budget.js): `min` and
 /// a lease ahead when they fit, else `min` alone, else 0 (a refusal). Answers the bytes
 /// granted.
 #[napi(js_name = "budgetLease", catch_unwind)]
@@ -132,13 +133,33 @@ pub fn set_pool_limit(env: Env, bytes: Unknown) -> Result<Null> {
 }
 
 /// poolDefault(bytes): lowers the pool's default bound to `bytes`, unless setPoolLimit
-/// was called (lib/budget.js: a share of the memory the process may use).
+/// was called (lib/body/budget.js: a share of the memory the process may use).
 #[napi(js_name = "poolDefault", catch_unwind)]
 pub fn pool_default(env: Env, bytes: Unknown) -> Result<Null> {
     guarded(&env, || {
         if let Some(b) = bytes_of(bytes)? {
             crate::core::pool::lower_default_limit(b);
         }
+        Ok(Null)
+    })
+}
+
+/// poolDecay(): a decay step of the pool, if one is due; answers the ms until the next,
+/// or 0 when nothing is held and the timer stops (src/node/decay.rs).
+#[napi(js_name = "poolDecay", catch_unwind)]
+pub fn pool_decay(env: Env) -> Result<f64> {
+    guarded(&env, || Ok(decay::tick()))
+}
+
+/// poolDecayHook(arm): `arm(ms)` starts this thread's decay timer (lib/body/pool-decay.js).
+#[napi(js_name = "poolDecayHook", catch_unwind)]
+pub fn pool_decay_hook(env: Env, arm: Unknown) -> Result<Null> {
+    guarded(&env, || {
+        if arm.get_type()? != ValueType::Function {
+            return Err(type_error("poolDecayHook(arm): arm must be a function"));
+        }
+        // SAFETY: napi-rs hands an export its env and arguments, on the call's thread.
+        unsafe { decay::set_arm(env.raw(), arm.value().value) }?;
         Ok(Null)
     })
 }

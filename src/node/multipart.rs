@@ -149,7 +149,7 @@ fn sink_of(n: Option<f64>) -> Option<Sink> {
 
 /// multipartFeed(upload, chunk, offset, sink, room, state) -> an outcome (protocol's
 /// `outcome`, DATA to FAILED) | a new part's head (head_array) | null (not a chunk this
-/// function reads: lib/chunk.js says why).
+/// function reads: lib/body/chunk.js says why).
 /// Parses chunk[offset..] to the next outcome; the current part's data goes to `sink`
 /// (protocol's `sink`: SKIP, FIELD, ARENA, STREAM into `room`, a Uint8Array, else
 /// ignored; PENDING the same room, the part's size limit not applied meanwhile:
@@ -343,8 +343,10 @@ fn field_charset(charset: Option<&[u8]>) -> Option<bool> {
     }
 }
 
-/// multipartField(upload) -> the value of the field that just ended: a string (UTF-8 or
-/// latin1 by its charset, as busboy decodes) or, for another charset, a Buffer.
+/// multipartField(upload, bytes) -> the value of the field that just ended: a string (UTF-8
+/// or latin1 by its charset, as busboy decodes) or, for another charset, a Buffer; with
+/// `bytes` true a field without a charset is a Buffer too (the application's `defCharset`
+/// decodes it on the JS side).
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.
@@ -353,9 +355,14 @@ pub unsafe extern "C" fn multipart_field(env: Env, info: sys::napi_callback_info
     // closure, and no JS runs while it lives.
     unsafe {
         callback(env, || {
-            let [handle] = args::<1>(env, info)?;
+            let [handle, bytes] = args::<2>(env, info)?;
             let upload = external::get::<Upload>(env, handle, "multipartField")?;
-            let utf8 = field_charset(upload.parser().head().charset.as_deref());
+            let charset = upload.parser().head().charset.as_deref();
+            let utf8 = if charset.is_none() && get_bool(env, bytes)? == Some(true) {
+                None
+            } else {
+                field_charset(charset)
+            };
             let value = upload.take_field();
             match utf8 {
                 Some(true) => utf8_lossy(env, &value),

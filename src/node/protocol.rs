@@ -1,5 +1,5 @@
 //! The numbers the JS layer and the addon pass each other, each named once here; lib/
-//! names them once too, in lib/protocol.js. The addon exports these tables as the frozen
+//! names them once too, in lib/native/protocol.js. The addon exports these tables as the frozen
 //! object `protocol` ({ SINK: { SKIP: 0, ... }, ... }) so that __test__/protocol.test.js
 //! checks the two sides agree, name for name and value for value. The callbacks use the
 //! constants themselves: nothing is looked up per call.
@@ -109,7 +109,7 @@ table! {
     }
 }
 
-/// Every table, by the name lib/protocol.js gives it.
+/// Every table, by the name lib/native/protocol.js gives it.
 const TABLES: [(&str, &[(&str, f64)]); 7] = [
     ("SINK", sink::TABLE),
     ("OUTCOME", outcome::TABLE),

@@ -87,7 +87,10 @@ pub unsafe fn callback(env: Env, body: impl FnOnce() -> Result<Value>) -> Value 
 pub unsafe fn settle<T>(env: Env, body: impl FnOnce() -> Result<T>) -> Option<T> {
     let outcome = catch_unwind(AssertUnwindSafe(body));
     // SAFETY: the caller's env, on the callback's thread.
-    unsafe { super::accounting::report(env) };
+    unsafe {
+        super::accounting::report(env);
+        super::decay::arm_if_held(env);
+    }
     let thrown = match outcome {
         Ok(Ok(value)) => return Some(value),
         Ok(Err(thrown)) => thrown,
@@ -232,12 +235,11 @@ pub unsafe fn get_f64(env: Env, value: Value) -> Result<Option<f64>> {
     Ok(Some(n))
 }
 
-/// A JS boolean; `None` for anything else (probe.rs's hand-written create: the exports
-/// that read one are `#[napi]`, guarded.rs's `bool_of`).
+/// A JS boolean; `None` for anything else (probe.rs's hand-written create, multipartField;
+/// the `#[napi]` exports read theirs with guarded.rs's `bool_of`).
 ///
 /// # Safety
 /// `env` must be live and `value` a value of it.
-#[cfg(feature = "call-cost")]
 pub unsafe fn get_bool(env: Env, value: Value) -> Result<Option<bool>> {
     // SAFETY: as the caller promised.
     if unsafe { type_of(env, value)? } != sys::ValueType::napi_boolean {
@@ -339,7 +341,7 @@ pub enum Chunk<'a> {
     Bytes(&'a [u8]),
     /// Anything this function will not read: not binary, shared memory (another thread
     /// may write it while it is copied), detached, a view out of its buffer's bounds, an
-    /// empty view, or a typed array kind this build does not know. lib/chunk.js decides
+    /// empty view, or a typed array kind this build does not know. lib/body/chunk.js decides
     /// what it is: an empty chunk or the TypeError saying why.
     Refused,
 }
@@ -381,7 +383,7 @@ pub unsafe fn get_chunk<'a>(env: Env, value: Value) -> Result<Chunk<'a>> {
     };
     // A view of a SharedArrayBuffer: its buffer is not an ArrayBuffer to N-API. An empty
     // view may be detached or outside a resized buffer, which N-API reports as an empty
-    // view too: lib/chunk.js tells them apart (it costs nothing on real chunks).
+    // view too: lib/body/chunk.js tells them apart (it costs nothing on real chunks).
     if len == 0 || buffer.is_null() || !is!(napi_is_arraybuffer, env, buffer)? {
         return Ok(Chunk::Refused);
     }

@@ -1,4 +1,4 @@
-//! The per-stream functions behind `bodyStream` (lib/stream.js): a `BodyStream` lives
+//! The per-stream functions behind `bodyStream` (lib/api/stream.js): a `BodyStream` lives
 //! behind a JS external, tagged as a stream's, that frees it if the JS side is dropped
 //! without an end or an abort. Decoded bytes are written straight into a Buffer the JS
 //! side allocated (the one copy), so nothing here hands memory to V8.
@@ -98,7 +98,7 @@ unsafe fn read_value(env: Env, read: Read) -> Result<Value> {
 /// streamWrite(stream, chunk, out, offset) -> true (an unencoded chunk, accepted: the
 /// caller copies it on) | n (an encoded one: n decoded bytes written at out[offset..];
 /// the rest of the chunk is held for streamRead) | false (failed) | null (not a chunk
-/// this function reads: lib/chunk.js says why). `out` is read only for an encoded body.
+/// this function reads: lib/body/chunk.js says why). `out` is read only for an encoded body.
 ///
 /// # Safety
 /// Called by Node only, as an N-API callback: `env` and `info` are that call's.

@@ -66,6 +66,8 @@ pub fn external_latin1(env: &napi::Env, mut block: Block, len: usize) -> Result<
     if len > block.len() || !available(env) {
         return Err(block);
     }
+    // The string is the program's (on a refusal below, the caller's copy is).
+    block.hand_out();
     let data = block.as_mut_ptr().cast::<std::os::raw::c_char>();
     let owner = Box::into_raw(Box::new(block));
     let mut result = ptr::null_mut();

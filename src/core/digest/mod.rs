@@ -1,4 +1,4 @@
-//! A body's digests, made in the pass that copies its bytes (issue 42): the hashes a
+//! A body's digests, made in the pass that copies its bytes: the hashes a
 //! client declared (`Content-Digest` over the bytes as sent, `Repr-Digest` over the
 //! decoded ones, `Content-MD5` over the bytes as sent) are checked at the body's end, and
 //! the ones the program asked for are made over the bytes it gets. A body with neither

@@ -31,7 +31,9 @@
 //!   raised as soon as the bytes break it, and limits are inclusive maxima (`limits`);
 //! - a `filename*` in a charset other than UTF-8 and latin1 is ignored (`filename` used);
 //! - no delimiter is looked for inside a header block (busboy's search runs there too and
-//!   then splices the block together): such a block is malformed, or over its bound.
+//!   then splices the block together): such a block is malformed, or over its bound;
+//!   one that the block's closing CRLF begins (a body starting with `--boundary`) is
+//!   busboy's malformed header too.
 //!
 //! Driving it, as a binding does from uWS's `onData(chunk, isLast)`: offer the chunk
 //! until it is consumed, take each event, and after the last chunk call `end`:
@@ -173,6 +175,9 @@ pub struct Multipart {
     carry_end: usize,
     /// Bytes at the front of the next input already searched and known to be body.
     clear: usize,
+    /// Bytes at the front of the carry-over that are no body: the header block's closing
+    /// CRLF, put back so that a delimiter it begins is seen, as busboy sees it.
+    phantom: usize,
     block: HeaderBlock,
     head: PartHead,
     /// Body bytes of the current part handed out.
@@ -212,6 +217,7 @@ impl Multipart {
             carry_at: 0,
             carry_end: 2,
             clear: 0,
+            phantom: 0,
             block: HeaderBlock::new(),
             head: PartHead::default(),
             size: 0,
@@ -278,6 +284,15 @@ impl Multipart {
                     let body = matches!(self.state, State::Body);
                     if self.carry_at < self.carry_end {
                         match self.resolve_carry(&input[pos..]) {
+                            Carry::Body(n) if body && self.phantom > 0 => {
+                                let skip = n.min(self.phantom);
+                                self.carry_at += skip;
+                                self.phantom -= skip;
+                            }
+                            Carry::Delimiter(_) if body && self.phantom > 0 => {
+                                let error = MultipartError::Header(HeaderProblem::Syntax);
+                                return Ok(self.fail(error, input.len()));
+                            }
                             Carry::Body(n) if body => {
                                 let n = n.min(max);
                                 if let Err(error) = self.count(n) {
@@ -512,6 +527,12 @@ impl Multipart {
         self.size = 0;
         self.unlimited = false;
         self.state = State::Body;
+        // The block's closing CRLF, searched again with the body (busboy's search runs
+        // across it): a body that starts with `--boundary` ends the part in its headers.
+        self.carry[..2].copy_from_slice(b"\r\n");
+        self.carry_at = 0;
+        self.carry_end = 2;
+        self.phantom = 2;
         Ok(())
     }
 
@@ -550,6 +571,7 @@ impl Multipart {
         self.carry_at = 0;
         self.carry_end = 0;
         self.clear = 0;
+        self.phantom = 0;
     }
 }
 

@@ -619,6 +619,35 @@ fn dangerous_file_names_are_refused_or_reported_raw() {
 }
 
 #[test]
+fn a_body_that_starts_with_the_delimiter_ends_the_part_in_its_headers() {
+    // busboy searches across the header block's closing CRLF: `\r\n--boundary` there is
+    // a delimiter inside the block, its "Malformed part header".
+    for rest in ["--", "\r\n", "x\r\n--B--"] {
+        let body = format!("--{B}\r\n{}\r\n\r\n--{B}{rest}", field("a"));
+        let (parts, result) = parse_every_way(body.as_bytes());
+        assert_eq!(
+            result,
+            Err(MultipartError::Header(HeaderProblem::Syntax)),
+            "{body:?}"
+        );
+        assert!(parts.iter().all(|p| p.data.is_empty()));
+    }
+    // Bytes like a delimiter's start, and an empty body, are body as before.
+    let (parts, result) = parse_every_way(
+        format!("--{B}\r\n{}\r\n\r\n--{}\r\n--{B}--", field("a"), &B[..10]).as_bytes(),
+    );
+    assert_eq!(
+        (parts, result),
+        (
+            vec![part(head("a"), format!("--{}", &B[..10]).as_bytes())],
+            Ok(())
+        )
+    );
+    let (parts, result) = parse_every_way(form(&[(&field("a"), b"")]).as_slice());
+    assert_eq!((parts, result), (vec![part(head("a"), b"")], Ok(())));
+}
+
+#[test]
 fn a_body_that_ends_early_is_refused() {
     let whole = form(&[(&field("a"), b"1234")]);
     let cases: [(&[u8], Where); 6] = [
