@@ -55,6 +55,8 @@ export interface ReadBodyOptions {
    * 0 or Infinity: none.
    */
   timeout?: number
+  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000, idle: 1000, errorAtOnce: false }. */
+  linger?: LingerOptions | false
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
   /** See DigestOption. A list goes with onDigest. */
@@ -72,6 +74,8 @@ export interface BodyStreamOptions {
   timeout?: number
   /** Bytes buffered before the client is paused. Default 524288 (512 KiB). */
   highWaterMark?: number
+  /** See LingerOptions: for a body the stream stops reading (an error, destroy()). */
+  linger?: LingerOptions | false
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
   /**
@@ -271,6 +275,16 @@ export function readBody(res: UwsResponseLike, req: UwsRequestLike, options?: Re
 export function readText(res: UwsResponseLike, req: UwsRequestLike, options?: ReadTextOptions): Promise<string>
 
 /**
+ * readBody compiled for a route: the options are checked once, here (a TypeError now for
+ * a wrong one), and each call reads one request as readBody would. The form for a hot
+ * route: `const read = bodyReader({ limit: '1mb' })`, then `read(res, req)` in its handler.
+ */
+export function bodyReader(options?: ReadBodyOptions): (res: UwsResponseLike, req: UwsRequestLike) => Promise<Buffer>
+
+/** readText compiled for a route, as bodyReader is readBody. */
+export function textReader(options?: ReadTextOptions): (res: UwsResponseLike, req: UwsRequestLike) => Promise<string>
+
+/**
  * A uWS request body as a Readable of Buffers (decoded, for an encoded body), with
  * backpressure: the client is paused (res.pause()) while the stream is full. Call
  * synchronously in the route handler; it owns res.onData and res.onAborted. Errors (what
@@ -280,6 +294,9 @@ export function readText(res: UwsResponseLike, req: UwsRequestLike, options?: Re
  * @throws {TypeError} synchronously for the program's mistakes, as readBody.
  */
 export function bodyStream(res: UwsPausableResponseLike, req: UwsRequestLike, options?: BodyStreamOptions): BodyReadable
+
+/** bodyStream compiled for a route, as bodyReader is readBody. */
+export function streamReader(options?: BodyStreamOptions): (res: UwsPausableResponseLike, req: UwsRequestLike) => BodyReadable
 
 /**
  * For code built on BodyAccumulator: aborts `accumulator` and calls onTimeout with a 408
@@ -293,7 +310,7 @@ export interface Stats {
   bytesInUse: number
   /** Allocations behind bytesInUse. */
   blocksInUse: number
-  /** Bytes the pool keeps idle for later bodies. */
+  /** Bytes the pool keeps idle for later bodies; a block idle for 4 s is freed. */
   bytesPooled: number
   /** The bound on bytesPooled (setPoolLimit). */
   poolLimit: number
@@ -326,7 +343,7 @@ export function stats(): Stats
  */
 export function setMemoryBudget(bytes: number): void
 
-/** Bounds the bytes the pool keeps idle (default 256 MiB); 0 disables pooling. */
+/** Bounds the bytes the pool keeps idle (default 256 MiB); 0 disables pooling. A block idle for 4 s is freed. */
 export function setPoolLimit(bytes: number): void
 
 /**
@@ -352,6 +369,8 @@ export interface ParserOptions {
   limit?: number | string
   /** Milliseconds for the whole body to arrive (408 request.timeout after). Default 300000; 0 or Infinity: none. */
   timeout?: number
+  /** See LingerOptions: next(err) runs once the rest of a refused body is dropped, or a bound passed. */
+  linger?: LingerOptions | false
   /** false: encoded bodies get 415. Default true (gzip, deflate, br, zstd are decoded). */
   inflate?: boolean
   /** Which content-types to parse: a media type ('json', 'text/*'), a list, or a function of req. */
@@ -481,12 +500,16 @@ export interface MultipartCommonOptions {
   timeout?: number
   /** How plain name and filename parameters are read: any charset TextDecoder knows. Default 'latin1' (busboy's). */
   defParamCharset?: string
+  /** How a field's value without a charset of its own is read: any charset iconv-lite knows. Default 'utf8' (busboy's). */
+  defCharset?: string
   /** Keep the client's whole file name, / and \ included. Default false. */
   preservePath?: boolean
-  /** Bytes one file's stream (or an undecided file's held data) may hold before the client is paused. Default 524288. */
+  /** Bytes one file's stream (or an undecided file's held data) may hold before the client is paused. Default 524288 for readMultipart; multipart(): Node's Readable default, as multer's. */
   highWaterMark?: number
   /** Memory storage: the most allocated for the request's files before their bytes arrive. Default 1 MiB. */
   maxPreallocated?: number
+  /** See LingerOptions: how much of a refused form's rest is read and dropped before the error is given. Default as readBody's. */
+  linger?: LingerOptions | false
   /**
    * See DigestOption: the form's declared digests (Content-Digest...) are checked over the
    * whole body, and a mismatch removes every file stored. A list also makes each file's
@@ -499,7 +522,8 @@ export interface MultipartCommonOptions {
 export interface ReadMultipartOptions extends MultipartCommonOptions {
   /** Where files go: 'memory' (default), { dest } (created if missing), (file) => Writable, or any storage engine. */
   storage?: 'memory' | { dest: string } | ((file: MultipartFileInfo) => import('node:stream').Writable) | StorageEngine
-  limits?: MultipartLimits
+  /** The limits, or a function of `req` (the call's: a uWS HttpRequest, read during the call, or a headers object) giving them per request. */
+  limits?: MultipartLimits | ((req: any) => MultipartLimits | undefined)
   /** Called once if the client goes away; `res` must not be used after that. */
   onAborted?: () => void
 }
@@ -515,6 +539,12 @@ export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike,
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options: ReadMultipartOptions & { storage: ((file: MultipartFileInfo) => import('node:stream').Writable) | StorageEngine }): Promise<MultipartResult<MultipartFile & Record<string, unknown>>>
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions & { storage?: 'memory' }): Promise<MultipartResult<MultipartMemoryFile>>
 export function readMultipart(res: UwsPausableResponseLike, req: UwsRequestLike, options?: ReadMultipartOptions): Promise<MultipartResult<MultipartFile & { buffer?: Buffer, path?: string }>>
+
+/** readMultipart compiled for a route, as bodyReader is readBody: its result is typed by its storage as readMultipart's. */
+export function multipartReader(options: ReadMultipartOptions & { storage: { dest: string } }): (res: UwsPausableResponseLike, req: UwsRequestLike) => Promise<MultipartResult<MultipartDiskFile>>
+export function multipartReader(options: ReadMultipartOptions & { storage: ((file: MultipartFileInfo) => import('node:stream').Writable) | StorageEngine }): (res: UwsPausableResponseLike, req: UwsRequestLike) => Promise<MultipartResult<MultipartFile & Record<string, unknown>>>
+export function multipartReader(options?: ReadMultipartOptions & { storage?: 'memory' }): (res: UwsPausableResponseLike, req: UwsRequestLike) => Promise<MultipartResult<MultipartMemoryFile>>
+export function multipartReader(options?: ReadMultipartOptions): (res: UwsPausableResponseLike, req: UwsRequestLike) => Promise<MultipartResult<MultipartFile & { buffer?: Buffer, path?: string }>>
 
 /** A file as multer describes it: req.file, the items of req.files, and fileFilter's argument. */
 export interface MulterFile {
@@ -556,6 +586,8 @@ export interface DiskStorageOptions {
   destination?: string | ((req: any, file: MulterFile, callback: (error: Error | null, destination: string) => void) => void)
   /** Calls back with the file's name. Default 16 random bytes in hex, no extension. */
   filename?: (req: any, file: MulterFile, callback: (error: Error | null, filename: string) => void) => void
+  /** fsync each file before it counts as stored. Default false. */
+  flush?: boolean
 }
 
 export type FileFilterCallback = (error: Error | null, acceptFile?: boolean) => void
@@ -570,6 +602,12 @@ export interface MultipartOptions extends MultipartCommonOptions {
   fileFilter?: (req: any, file: MulterFile, callback: FileFilterCallback) => void
   /** multer's name for highWaterMark. */
   fileHwm?: number
+  /**
+   * Feeds the body into `sink` instead of reading the request (multer's default is
+   * `req.pipe(sink)`): `(req, sink) => sink.end(req.rawBody)` for a request read already
+   * (Cloud Functions). `sink` is a Writable: write and end it, or pipe into it.
+   */
+  streamHandler?: (req: any, sink: import('node:stream').Writable) => void
 }
 
 export interface Multipart {
@@ -640,21 +678,6 @@ export interface LingerOptions {
    * uWS response meanwhile is held and written once the rest is dropped. Default false.
    */
   errorAtOnce?: boolean
-}
-
-export interface ReadBodyOptions {
-  /** See LingerOptions. Default { bytes: 64 MiB, timeout: 10000, idle: 1000, errorAtOnce: false }. */
-  linger?: LingerOptions | false
-}
-
-export interface BodyStreamOptions {
-  /** See LingerOptions: for a body the stream stops reading (an error, destroy()). */
-  linger?: LingerOptions | false
-}
-
-export interface ParserOptions {
-  /** See LingerOptions: next(err) runs once the rest of a refused body is dropped, or a bound passed. */
-  linger?: LingerOptions | false
 }
 
 /** The parts of uWS's HttpResponse that answerError uses. */

@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module'
-
-const require = createRequire(import.meta.url)
-const uwsBody = require('./index.js')
-
-export const { BodyAccumulator, BodyError, bodyStream, bodyTimeout, readBody, readMultipart, readText, setMemoryBudget, setPoolLimit, stats, tuneGc, JS_TIER_MAX, FIRST_CHUNK_MAX, json, raw, text, urlencoded, multipart, MulterError, answerError } = uwsBody
-export default uwsBody
+// require('uws-body') itself, not a second instance: the names Node finds in index.js's
+// module.exports, and module.exports as the default. Nothing to keep in step by hand.
+export * from './index.js'
+export { default } from './index.js'

@@ -11,6 +11,7 @@
 
 const OBJECT = 0
 const ARRAY = 1
+const MAX_INDEX = 2 ** 32 - 2 // the largest array index
 
 /** The steps of a name, or null when the name is a plain key. */
 function pathOf (name) {
@@ -73,8 +74,14 @@ function descend (holder, step) {
       return current
     case 'array': {
       if (step.next === ARRAY) return current
+      // Its items by their own keys, never by its length: `[4294967294]` alone makes a
+      // length of 2^32 - 1, which a walk over the indices (multer's forEach) pays for.
       const made = Object.create(null)
-      current.forEach((item, i) => { if (item !== undefined) made[String(i)] = item })
+      for (const key of Object.keys(current)) {
+        if (Number(key) > MAX_INDEX) continue // a number no index holds: forEach skips it
+        const item = current[key]
+        if (item !== undefined) made[key] = item
+      }
       holder[step.key] = made
       return made
     }

@@ -1,7 +1,7 @@
 'use strict'
 // One file's lifecycle inside a form: where it is, and in one table what each event does
-// there. The engine (./engine.js) moves a file only through transition(), and reads where
-// it is from its state; an event a state does not name is a bug, and throws.
+// there. The form's files (./form-files.js) move a file only through transition(), and
+// read where it is from its state; an event a state does not name is a bug, and throws.
 
 // Its filter is being asked, as its part begins.
 const ASKING = 'asking'

@@ -1,8 +1,8 @@
 'use strict'
 // A form's lifecycle: its states, and in one table what each event does in each. An event
 // a state does not name is ignored there: the first error wins, and a file that is stored
-// while the body is still being read ends nothing. The engine (./engine.js) changes state
-// only through next(), and acts on entering a state.
+// while the body is still being read ends nothing. The form's ending (./form-ending.js)
+// changes state only through next(), and acts on entering a state.
 
 // The parser reads the body; files may be with their storage engines already.
 const READING = 'reading'

@@ -3,7 +3,8 @@
 // names and defaults (busboy's names; its defaults, and Node's for a header block), one
 // check. Each limit is the most allowed, inclusive: `fileSize: 10` accepts a 10-byte file
 // (multer 2's meaning; busboy alone trips on reaching the value).
-const { MIB, KIB, checkNames, objectOption } = require('../options')
+const { MIB, KIB } = require('../plan/limits')
+const { checkNames, objectOption } = require('../plan/check')
 
 const DEFAULTS = Object.freeze({
   fieldNameSize: Infinity, // bytes of a name as sent

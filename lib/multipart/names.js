@@ -3,7 +3,7 @@
 // latin1 strings (one char per byte as sent), busboy's way, and are read in the charset
 // the application said (defParamCharset); `filename*` comes decoded already.
 const { Buffer } = require('node:buffer')
-const { describe } = require('../options')
+const { describe } = require('../plan/check')
 
 /** busboy's basename: what follows the last / or \, and '' for . and .. */
 function basename (name) {
@@ -48,6 +48,27 @@ function paramDecoder (charset) {
   return (s) => decoder.decode(Buffer.from(s, 'latin1'))
 }
 
+// busboy reads these as latin1, whatever iconv-lite would make of windows-1252.
+const BUSBOY_LATIN1 = new Set([...LATIN1, 'iso88591', 'iso_8859-1', 'windows-1252', 'iso_8859-1:1987', 'cp1252', 'x-cp1252'])
+let iconv = null
+
+/**
+ * The function that reads a field sent without a charset (a Buffer of its bytes) in
+ * `charset` (defCharset), or null for UTF-8, which the native side decodes itself (the
+ * default, as busboy's). Any charset iconv-lite knows; another is a TypeError when the
+ * options are read.
+ */
+function fieldDecoder (charset) {
+  if (charset === undefined || charset === null) return null
+  if (typeof charset !== 'string') throw new TypeError(`uws-body: defCharset must be a string, got ${describe(charset)}`)
+  const c = charset.toLowerCase()
+  if (UTF8.has(c)) return null
+  if (BUSBOY_LATIN1.has(c)) return (buffer) => buffer.latin1Slice(0, buffer.length)
+  if (iconv === null) iconv = require('iconv-lite')
+  if (!iconv.encodingExists(c)) throw new TypeError(`uws-body: defCharset: unknown charset ${JSON.stringify(charset)}`)
+  return (buffer) => iconv.decode(buffer, c, { stripBOM: false })
+}
+
 /** A field in a charset the native side does not decode: TextDecoder's, else UTF-8 (busboy). */
 function decodeField (buffer, charset) {
   try {
@@ -69,4 +90,4 @@ function exceedsArrayIndex (name, limit) {
   return false
 }
 
-module.exports = { basename, unescapeName, paramDecoder, decodeField, nestingOf, exceedsArrayIndex }
+module.exports = { basename, unescapeName, paramDecoder, fieldDecoder, decodeField, nestingOf, exceedsArrayIndex }

@@ -2,13 +2,15 @@
 // Each multipart API's options, read once at its entry into one frozen value that the
 // engine and the adapter read: a wrong name, type or value is a TypeError then (the
 // program's mistake). readOptions for readMultipart, multerOptions for multipart().
+const { getDefaultHighWaterMark } = require('node:stream')
 const { MemoryStorage, DiskStorage, WritableStorage, diskStorage, memoryStorage, isArenaStorage } = require('./storage')
 const { parseLimits } = require('./limits')
-const { paramDecoder } = require('./names')
-const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark, checkNames, describe, readNames, parseOnAborted } = require('../options')
-const { parseTimeout, DEFAULT_TIMEOUT } = require('../timeout')
-const { parseLinger } = require('../linger')
-const { parseDigest } = require('../digest')
+const { paramDecoder, fieldDecoder } = require('./names')
+const { MIB, parseLimit, parseMaxPreallocated, parseHighWaterMark } = require('../plan/limits')
+const { checkNames, describe, readNames, parseOnAborted } = require('../plan/check')
+const { parseTimeout, DEFAULT_TIMEOUT } = require('../plan/timeout')
+const { parseLinger } = require('../plan/linger')
+const { parseDigest } = require('../plan/digest')
 
 // Memory storage holds every file until the promise settles: without a bound any client
 // could make the process hold what it likes. 64 MiB is an upload of a few photos or
@@ -17,23 +19,23 @@ const { parseDigest } = require('../digest')
 // default (as bodyStream); its fields, which are held, get this same bound.
 const DEFAULT_MEMORY_LIMIT = 64 * MIB
 
-const READ_OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted', 'digest']
+const READ_OPTIONS = ['storage', 'limits', 'limit', 'timeout', 'highWaterMark', 'defParamCharset', 'defCharset', 'preservePath', 'maxPreallocated', 'linger', 'onAborted', 'digest']
 // multer's options, and uws-body's own (the same as readMultipart's). fileHwm is multer's
 // name for the file streams' mark, readMultipart's highWaterMark.
-const MULTER_OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath', 'defParamCharset', 'fileHwm',
-  'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger', 'digest']
+const MULTER_OPTIONS = ['storage', 'dest', 'limits', 'fileFilter', 'preservePath', 'defParamCharset', 'defCharset', 'fileHwm',
+  'streamHandler', 'limit', 'timeout', 'highWaterMark', 'maxPreallocated', 'linger', 'digest']
 
 /**
- * readMultipart's options: { storage, arena, limits, onAborted } and the engine's
- * (commonOptions).
+ * readMultipart's options: { storage, arena, limits (checked, or a function of the
+ * request's headers, checked per request), onAborted } and the engine's (commonOptions).
  */
 function readOptions (options) {
-  const o = readNames(options, READ_OPTIONS, 'readMultipart option')
+  const o = readNames(options, READ_OPTIONS, 'readMultipart option', 'readMultipart options')
   const storage = readStorage(o.storage)
-  const limits = parseLimits(o.limits)
+  const limits = limitsOption(o.limits)
   const common = commonOptions(o, storage)
   const onAborted = parseOnAborted(o.onAborted)
-  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, onAborted })
+  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, onAborted, busboyMessages: false })
 }
 
 /** readMultipart's `storage`: 'memory', { dest }, (file) => Writable, or an engine. */
@@ -49,9 +51,23 @@ function readStorage (storage) {
   throw new TypeError(`uws-body: storage must be 'memory', { dest: directory }, a function (file) => Writable or a storage engine, got ${describe(storage)}`)
 }
 
+/** `limits`: an object, checked now, or a function (its answer is checked per request: limitsOf). */
+function limitsOption (limits) {
+  return typeof limits === 'function' ? limits : parseLimits(limits)
+}
+
 /**
- * multipart()'s options: { storage, arena, limits (checked, or a function of the request,
- * checked per request), fileFilter (or null) } and the engine's (commonOptions).
+ * The limits of one request: `limits` (limitsOption's) itself, or what its function
+ * answers for `req`, checked (undefined: the defaults). Throws what the function throws,
+ * and the check's TypeError.
+ */
+function limitsOf (limits, req) {
+  return typeof limits === 'function' ? parseLimits(limits(req)) : limits
+}
+
+/**
+ * multipart()'s options: { storage, arena, limits (as readMultipart's, of the request),
+ * fileFilter and streamHandler (or null) } and the engine's (commonOptions).
  */
 function multerOptions (given) {
   if (given === null || (given !== undefined && typeof given !== 'object')) throw new TypeError('Expected object for argument options')
@@ -60,18 +76,21 @@ function multerOptions (given) {
   if (typeof storage !== 'object' || typeof storage._handleFile !== 'function' || typeof storage._removeFile !== 'function') {
     throw new TypeError(`uws-body: storage must be a storage engine (_handleFile and _removeFile), got ${describe(storage)}`)
   }
-  const limits = typeof options.limits === 'function' ? options.limits : parseLimits(options.limits)
+  const limits = limitsOption(options.limits)
   if (options.fileFilter !== undefined && typeof options.fileFilter !== 'function') throw new TypeError('uws-body: fileFilter must be a function')
-  const highWaterMark = options.highWaterMark !== undefined ? options.highWaterMark : options.fileHwm
+  // multer's check and message.
+  if (options.streamHandler !== undefined && typeof options.streamHandler !== 'function') throw new TypeError('Expected streamHandler to be a function')
+  // multer's file streams are busboy's, whose mark is Node's Readable default.
+  const highWaterMark = options.highWaterMark !== undefined ? options.highWaterMark : options.fileHwm !== undefined ? options.fileHwm : getDefaultHighWaterMark(false)
   const preservePath = options.preservePath === undefined ? undefined : Boolean(options.preservePath)
   const common = commonOptions({ ...options, highWaterMark, preservePath }, storage)
-  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, fileFilter: options.fileFilter || null })
+  return Object.freeze({ ...common, storage, arena: isArenaStorage(storage), limits, fileFilter: options.fileFilter || null, streamHandler: options.streamHandler || null, busboyMessages: true })
 }
 
 /**
  * The engine's options from the application's: `limit` (bytes of the body as sent, and
- * decoded), `timeout`, `highWaterMark`, `preservePath`, `defParamCharset`,
- * `maxPreallocated`, and `linger` (the bounds on a refused body's rest, lib/linger.js).
+ * decoded), `timeout`, `highWaterMark`, `preservePath`, `defParamCharset`, `defCharset`,
+ * `maxPreallocated`, and `linger` (the bounds on a refused body's rest, lib/plan/linger.js).
  * Their defaults depend on whether the storage holds files in memory.
  */
 function commonOptions (o, storage) {
@@ -92,10 +111,11 @@ function commonOptions (o, storage) {
     highWaterMark,
     preservePath,
     decodeParam: paramDecoder(o.defParamCharset),
+    decodeDefault: fieldDecoder(o.defCharset),
     maxPreallocated,
     linger: parseLinger(o.linger),
     digest: parseDigest(o.digest)
   }
 }
 
-module.exports = { readOptions, multerOptions, DEFAULT_MEMORY_LIMIT }
+module.exports = { readOptions, multerOptions, limitsOf }

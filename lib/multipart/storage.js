@@ -12,8 +12,8 @@ const os = require('node:os')
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { pipeline, finished } = require('node:stream')
-const { MulterError } = require('../errors')
-const { readNames, describe } = require('../options')
+const { MulterError } = require('../native/errors')
+const { readNames, describe } = require('../plan/check')
 
 class MemoryStorage {
   _handleFile (req, file, cb) {
@@ -52,13 +52,17 @@ function tmpdir (req, file, cb) {
 
 // Write streams of files being written, so a removal waits for the descriptor to close.
 const writing = new WeakMap()
+// Files being flushed (`flush`), each with the removals waiting for its second descriptor
+// to close: set before the write stream can close, so a removal never falls between.
+const flushing = new WeakMap()
 
-const DISK_OPTIONS = ['destination', 'filename']
+const DISK_OPTIONS = ['destination', 'filename', 'flush']
 
 /**
  * multer's disk storage: `destination` (a directory, created with the storage, or a
- * function that calls back with one) and `filename` (a function; default 32 random hex
- * digits, and then the file is created new: `wx`). Whatever the application's callbacks
+ * function that calls back with one), `filename` (a function; default 32 random hex
+ * digits, and then the file is created new: `wx`) and `flush` (each file fsynced before
+ * it counts as stored, as multer 2.5 does). Whatever the application's callbacks
  * throw or pass, at once or later, becomes the file's error, never an exception out of
  * a callback of theirs.
  */
@@ -69,6 +73,7 @@ class DiskStorage {
     if (o.filename !== undefined && typeof o.filename !== 'function') throw new TypeError('uws-body: diskStorage filename must be a function')
     this.getFilename = o.filename || randomName
     this.exclusive = o.filename === undefined
+    this.flush = Boolean(o.flush)
     if (typeof o.destination === 'string') {
       // As multer: a fixed destination is created when the storage is.
       fs.mkdirSync(o.destination, { recursive: true })
@@ -103,9 +108,17 @@ class DiskStorage {
       file.path = finalPath
       writing.set(file, out)
       out.once('close', () => writing.delete(file))
+      if (this.flush) flushing.set(file, [])
       pipeline(file.stream, out, (err) => {
-        if (err) return done(err)
-        done(null, { destination, filename, path: finalPath, size: out.bytesWritten })
+        const info = err ? undefined : { destination, filename, path: finalPath, size: out.bytesWritten }
+        if (err || !this.flush) {
+          flushed(file)
+          return done(err || null, info)
+        }
+        fsyncFile(finalPath, (err) => {
+          flushed(file)
+          done(err, err ? undefined : info)
+        })
       })
     })
     call(done, () => this.getDestination(req, file, guard((err, destination) => {
@@ -119,6 +132,8 @@ class DiskStorage {
   }
 
   _removeFile (req, file, cb) {
+    const waiting = flushing.get(file)
+    if (waiting !== undefined) return waiting.push(() => this._removeFile(req, file, cb))
     const at = file.path
     delete file.destination
     delete file.filename
@@ -179,6 +194,26 @@ class WritableStorage {
     // The caller's stream is the caller's: a failed request destroyed it with its error.
     cb(null)
   }
+}
+
+/**
+ * fsync of the file at `at` (its write stream's descriptor is closed by the time the
+ * stream finished, on some Node versions: a second one; fsync is of the file, not of
+ * the descriptor).
+ */
+function fsyncFile (at, cb) {
+  fs.open(at, 'r+', (err, fd) => {
+    if (err) return cb(err)
+    fs.fsync(fd, (syncErr) => fs.close(fd, (closeErr) => cb(syncErr || closeErr || null)))
+  })
+}
+
+/** The flush of `file` is over (or never began): the removals waiting for it go on. */
+function flushed (file) {
+  const waiting = flushing.get(file)
+  if (waiting === undefined) return
+  flushing.delete(file)
+  for (const removal of waiting) removal()
 }
 
 /** Calls `run`; what it throws goes to `done`. */

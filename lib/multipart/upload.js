@@ -15,11 +15,11 @@
 // A chunk is parsed through before write() returns (uWS takes its memory back then): a
 // consumer that must slow the client down pauses the source, as bodyStream does.
 const { Buffer } = require('node:buffer')
-const native = require('../native')
-const { bytesOf } = require('../chunk')
-const { SINK, OUTCOME, HEAD, FORM } = require('../protocol')
+const native = require('../native/native')
+const { bytesOf } = require('../body/chunk')
+const { SINK, OUTCOME, HEAD, FORM } = require('../native/protocol')
 const { keepShape } = require('./shapes')
-const { readDigests, SCRATCH } = require('../digest')
+const { readDigests, SCRATCH } = require('../body/digest')
 
 const { SKIP, FIELD, ARENA, STREAM, PENDING } = SINK
 // multipartFeed's outcomes (PART comes as the head).
@@ -48,8 +48,10 @@ function partHead (head) {
  *   part(head) -> SKIP | FIELD | ARENA | STREAM | PENDING
  *                                                 a part begins; head: { name, filename,
  *                                                 filenameUtf8, mimeType, charset, encoding,
- *                                                 isFile } (lib/protocol.js HEAD)
+ *                                                 isFile } (lib/native/protocol.js HEAD)
  *   field(value)                                  a FIELD part's value (string or Buffer)
+ *   fieldBytes                                    true: a field without a charset comes
+ *                                                 as a Buffer (else as UTF-8)
  *   data(buffer)                                  bytes of a STREAM or PENDING part
  *   partEnd(range)                                any part ends; range: [start, end) in
  *                                                 the arena for an ARENA part, else null
@@ -71,7 +73,7 @@ class MultipartUpload {
    * @param {string | null} contentEncoding the request's content-encoding: the form is
    *   parsed from the decoded bytes (gzip, deflate, br, zstd, or two of them)
    * @param {number} decodedLimit the most bytes an encoded form may decode to
-   * @param {object | null} digests lib/digest.js requestDigests(): `requested`, each
+   * @param {object | null} digests lib/body/digest.js requestDigests(): `requested`, each
    *   part's digests to make, read at its end by partDigests(); the request's digest
    *   headers, checked over the whole body at its end (a mismatch is fail())
    * @returns {MultipartUpload | object} the upload, or the error fields when the
@@ -107,6 +109,8 @@ class MultipartUpload {
     this.arenaEnd = 0
     this.state = new Float64Array(2)
     this.settled = false
+    // A field without a charset comes as its bytes (a Buffer), for the consumer's defCharset.
+    this.fieldBytes = consumer.fieldBytes === true
   }
 
   /** The current part's data goes to `sink` from now on (a decision made between chunks). */
@@ -215,7 +219,7 @@ class MultipartUpload {
           const sink = this.sink
           this.sink = SKIP
           if (sink === FIELD) {
-            consumer.field(native.multipartField(handle))
+            consumer.field(native.multipartField(handle, this.fieldBytes))
           } else if (sink === ARENA) {
             this.arenaEnd = state[1]
             consumer.partEnd([this.arenaStart, this.arenaEnd])
