@@ -7,7 +7,7 @@ const { bytesInUseAfterGc } = require('./helpers/memory')
 
 const MIB = 1024 * 1024
 
-// Where an accumulator keeps its bytes (lib/body-store.js): the native core's handle, or
+// Where an accumulator keeps its bytes (lib/body/body-store.js): the native core's handle, or
 // the JS tier's Buffer.
 const nativeTier = (acc) => 'handle' in acc._store
 const bufferOf = (acc) => acc._store.buf
@@ -78,7 +78,7 @@ test('empty body gives an empty Buffer', () => {
 })
 
 test('preallocates the declared length, capped by maxPreallocated', () => {
-  // A body read in JS makes its Buffer with its first bytes (lib/accumulator.js).
+  // A body read in JS makes its Buffer with its first bytes (lib/body/accumulator.js).
   const js = new BodyAccumulator({ contentLength: 1000 })
   assert.equal(js.capacity, 0)
   js.push(new Uint8Array(1))
@@ -243,8 +243,8 @@ test('a dropped accumulator frees its native memory after GC', async () => {
 })
 
 test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24, and the string is the same from either tier', () => {
-  const { AS_TEXT } = require('../lib/accumulator')
-  const { TEXT_JS_TIER_MAX } = require('../lib/body-store')
+  const { AS_TEXT } = require('../lib/body/accumulator')
+  const { TEXT_JS_TIER_MAX } = require('../lib/body/body-store')
   const below24 = Number(process.versions.node.split('.')[0]) < 24
   assert.equal(TEXT_JS_TIER_MAX, below24 ? 2048 : 192 * 1024)
   const line = Buffer.from('{"name":"caf\u00e9","n":12345,"tags":["a","b"]}\n')
@@ -270,16 +270,16 @@ test('a body read as UTF-8 text takes the native tier above 2 KiB before Node 24
 })
 
 // Node 24 reads UTF-8 text up to JS_TIER_MAX in JS (TEXT_JS_TIER_MAX), from Buffers
-// lib/text-scratch.js reuses; earlier Nodes read text above 2 KiB natively.
+// lib/body/text-scratch.js reuses; earlier Nodes read text above 2 KiB natively.
 const TEXT_IN_JS = Number(process.versions.node.split('.')[0]) >= 24 || 'before Node 24 text above 2 KiB is read natively (TEXT_JS_TIER_MAX): no scratch Buffer is used'
 // A text body as the library's readers make one (a Body: its Buffer taken as it begins).
 const textBody = (size, options = {}) => {
-  const { Body } = require('../lib/accumulator')
+  const { Body } = require('../lib/body/accumulator')
   return new Body(MIB, MIB, true, options.contentLength === undefined ? size : options.contentLength, undefined, true)
 }
 
 test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bounded idle store', () => {
-  const scratch = require('../lib/text-scratch')
+  const scratch = require('../lib/body/text-scratch')
   assert.ok(scratch.MAX >= JS_TIER_MAX, 'every JS-tier text body has a class')
   assert.equal(scratch.take(scratch.MIN - 1), null)
   assert.equal(scratch.take(scratch.MAX + 1), null)
@@ -296,7 +296,7 @@ test('text-scratch: classes from 1 KiB to the largest JS-tier text body, a bound
 })
 
 test('a text body of the JS tier reuses its Buffer: the next body of its size is read into the same memory', { skip: TEXT_IN_JS !== true && TEXT_IN_JS }, () => {
-  const { TEXT_JS_TIER_MAX } = require('../lib/body-store')
+  const { TEXT_JS_TIER_MAX } = require('../lib/body/body-store')
   for (const size of [1024, 4096, 65536, TEXT_JS_TIER_MAX]) {
     const first = textBody(size)
     const memory = bufferOf(first)
@@ -371,7 +371,7 @@ test('a reused text Buffer shows no other body\'s bytes: as a string, as a Buffe
 
 test('a body of unknown length keeps a first chunk of up to 16 KiB in JS and reads a larger one natively', () => {
   // A larger first chunk, kept in JS and then copied on when a second chunk came, cost
-  // each body fresh memory (lib/accumulator.js, FIRST_CHUNK_MAX).
+  // each body fresh memory (lib/body/accumulator.js, FIRST_CHUNK_MAX).
   assert.equal(FIRST_CHUNK_MAX, 16 * 1024)
   for (const size of [1, 16 * 1024, 16 * 1024 + 1, 48 * 1024, 65483]) {
     const acc = new BodyAccumulator({ limit: '1mb' })

@@ -1,7 +1,7 @@
 'use strict'
 // The body rules as one table (fixtures/body-rules.json), run here through BodyAccumulator
 // and by tests/body_rules.rs through the native core's Body: the rules written in JS
-// (lib/accumulator.js) and in Rust (src/core/body.rs) give the same outcome, case by case.
+// (lib/body/accumulator.js) and in Rust (src/core/body.rs) give the same outcome, case by case.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { BodyAccumulator } = require('..')

@@ -1,5 +1,5 @@
 'use strict'
-// The process's memory budget (setMemoryBudget, src/core/budget.rs, lib/budget.js) over
+// The process's memory budget (setMemoryBudget, src/core/budget.rs, lib/body/budget.js) over
 // real servers on 127.0.0.1: bodies held at once past the budget are refused with 503
 // ERR_BODY_BUDGET and a Retry-After, a declared length before its bytes are read, an
 // unknown one as it grows; every reader honours it; and the reservations come back to 0
@@ -106,7 +106,7 @@ function parse (raw) {
   }
   const status = Number(lines[0].split(' ')[1])
   if (/chunked/i.test(headers['transfer-encoding'] || '')) {
-    // A closing answer to a client still sending (lib/held-answer.js).
+    // A chunked answer (write() on uWS).
     const chunked = unchunk(raw, end + 4)
     return chunked === null ? null : { status, headers, body: chunked.body.toString() }
   }
@@ -331,10 +331,10 @@ test('setMemoryBudget(Infinity): no refusals', async () => {
 })
 
 test('the default budget is a quarter of the memory the process may use', () => {
-  const { defaultBudget } = require('../lib/budget')
+  const { defaultBudget } = require('../lib/body/budget')
   const inChild = require('node:child_process').execFileSync(process.execPath, ['-e', `
     const { stats } = require(${JSON.stringify(require.resolve('..'))})
-    console.log(JSON.stringify([stats().memoryBudget, require(${JSON.stringify(require.resolve('../lib/budget'))}).defaultBudget()]))`], { encoding: 'utf8' })
+    console.log(JSON.stringify([stats().memoryBudget, require(${JSON.stringify(require.resolve('../lib/body/budget'))}).defaultBudget()]))`], { encoding: 'utf8' })
   const [applied, computed] = JSON.parse(inChild)
   assert.equal(applied, computed, 'applied at load')
   const os = require('node:os')

@@ -14,7 +14,7 @@ const assert = require('node:assert/strict')
 const os = require('node:os')
 const { constants: { MAX_LENGTH, MAX_STRING_LENGTH } } = require('node:buffer')
 const { BodyAccumulator, setMemoryBudget } = require('..')
-const { defaultBudget } = require('../lib/budget')
+const { defaultBudget } = require('../lib/body/budget')
 const { runChild, ending } = require('./helpers/child')
 
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
@@ -64,7 +64,7 @@ test('one byte over 4 GiB: Node 20 refuses the Buffer (freed once, by Node); Nod
   // the JS layer's own cap. Node 20 frees the block and throws (the old copy fallback freed
   // it again: SIGSEGV); Node 22 and later hand out a Buffer of 2^32 + 1 bytes.
   const source = `
-    const native = require(ROOT + '/lib/native')
+    const native = require(ROOT + '/lib/native/native')
     const N = 2 ** 32 + 1
     const chunk = Buffer.alloc(256 * 1024 * 1024, 7)
     // Preallocated whole: one allocation, no growth copies (this test moves 4 GiB).
@@ -109,7 +109,7 @@ test('a body longer than a string can be: a 413 BodyError from finishString, for
     const { BodyAccumulator } = require(ROOT)
     const { constants: { MAX_STRING_LENGTH: MAX } } = require('node:buffer')
     const ascii = Buffer.alloc(64 * 1024 * 1024, 0x61)
-    // Not one-byte: from Node 24 Buffer.toString decodes it (lib/accumulator.js).
+    // Not one-byte: from Node 24 Buffer.toString decodes it (lib/body/accumulator.js).
     const cjk = Buffer.from(ascii)
     Buffer.from('\u4e16').copy(cjk)
     const out = []

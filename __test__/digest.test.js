@@ -279,7 +279,7 @@ test('BodyAccumulator: declared digests as options, requested ones on acc.digest
 })
 
 test('the native edge: any value in the digest arguments is no digest or a TypeError, never a crash', () => {
-  const native = require('../lib/native')
+  const native = require('../lib/native/native')
   const values = [undefined, null, true, 0, -1, NaN, Infinity, 2 ** 40, 'sha-256', {}, [], Symbol('x'), () => {}, 10n, Buffer.from('sha-256=:AAAA:')]
   for (const v of values) {
     for (const at of [0, 1, 2, 3]) {
@@ -513,7 +513,7 @@ test('multipart files: each file\'s digests on the file object, made as its byte
   })
   await new Promise((resolve) => ue.listen(0, '127.0.0.1', resolve))
   try {
-    const files = [bodyOf(0, 1), bodyOf(1, 2), bodyOf(70 * KIB, 3), bodyOf(3 * MIB, 4), Buffer.from('--XbOuNdArYx\r\n\r\n--XbOuNdArY')]
+    const files = [bodyOf(0, 1), bodyOf(1, 2), bodyOf(70 * KIB, 3), bodyOf(3 * MIB, 4), Buffer.from('--XbOuNdArY\r\n\r\n--XbOuNdArY')]
     const parts = [{ name: 'a', value: 'field' }, ...files.map((data, i) => ({ name: `f${i}`, filename: `f${i}.bin`, type: 'application/octet-stream', data })), { name: 'z', value: 'last' }]
     const body = formBody(parts)
     for (const storage of ['memory', 'disk', 'writable']) {

@@ -1,5 +1,5 @@
 'use strict'
-// An answer sent before the body ends reaches the client (lib/linger.js,
+// An answer sent before the body ends reaches the client (lib/refusal/refusal.js,
 // docs/early-answers.md): for every API that refuses a body mid-way, every kind of client
 // that is still sending it receives the status and the stable code, 20 tries per client,
 // framing and connection kind (5 under UWS_BODY_TEST_LOAD=light: helpers/load.js), with a
@@ -16,10 +16,10 @@ const crypto = require('node:crypto')
 const path = require('node:path')
 const { fork } = require('node:child_process')
 const { client, curlPath } = require('./helpers/early-clients')
-const { OVERRUN } = require('../lib/linger')
+const { OVERRUN } = require('../lib/refusal/drain')
 const { EARLY_ANSWER_TRIES, EARLY_ANSWER_DIGEST_TRIES } = require('./helpers/load')
-const { JS_TIER_MAX } = require('../lib/body-store')
-const { getJson } = require('../soak/common')
+const { JS_TIER_MAX } = require('../lib/body/body-store')
+const { getJson } = require('./helpers/get-json')
 
 const MIB = 1024 * 1024
 const LIMIT = MIB
@@ -183,7 +183,7 @@ test(`answers without a body, and the frameworks' default error handlers: a clie
 const WRONG_DIGEST = { 'content-digest': `sha-256=:${crypto.createHash('sha256').update('not the body').digest('base64')}:` }
 const MISMATCH = 'ERR_BODY_DIGEST_MISMATCH'
 // Within the limit, in turn in both of a known length's stores: up to JS_TIER_MAX hashed
-// in one call at the end (lib/body-store.js DigestStore), larger ones as they are copied
+// in one call at the end (lib/body/body-store.js DigestStore), larger ones as they are copied
 // (chunked ones always so). Bodies each route would take but for the digest (a
 // framework's default error page shows the 400, not the code): JSON objects, and for the
 // forms' routes a form (a preamble, then one field).
@@ -359,7 +359,7 @@ const GIB = 1024 * MIB
 // What the server may read past a bound: what uWS had already read when it paused (its
 // 512 KiB buffer; Node's 64 KiB reads) and, on 20.57, whatever the socket's kernel queue
 // still holds and the client refills (its uSockets reads again at once after a full
-// 512 KiB read, paused or not), up to OVERRUN, where lib/linger.js closes.
+// 512 KiB read, paused or not), up to OVERRUN, where lib/refusal/drain.js closes.
 const READ_SLACK = OVERRUN + 2 * MIB
 // ultimate-express answers through uWS's end(), after which only uWS's own timeout can
 // close the paused connection: measured 12 s on the 20.30 fork, 32 s on 20.57.
@@ -386,7 +386,7 @@ test('a client that sends 1 GiB after the refusal is closed after the byte bound
 })
 
 // Past the bound the connection closes GRACE_MS after the answer, not as soon as it is
-// written (node:http's own close, lib/parsers/source.js): a client that reads only now
+// written (node:http's own close, lib/frameworks/source.js): a client that reads only now
 // and then still has the answer when the close's RST arrives, which drops what its kernel
 // had not handed over yet.
 test('past the byte bound, a client that reads its socket only every 100 ms still receives its 413 before the close', async (t) => {

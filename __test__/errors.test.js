@@ -1,5 +1,5 @@
 'use strict'
-// One error vocabulary: lib/errors.js's tables are its source. Every code the library's
+// One error vocabulary: lib/native/errors.js's tables are its source. Every code the library's
 // sources (JS and Rust) use must be in them, and index.d.ts and docs/errors.md must say
 // the same codes with the same statuses and types: a code added in one place only fails
 // here. (src/core/error_table.rs checks the Rust core's statuses and types against the
@@ -8,7 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { KINDS, PROGRAM_ERRORS, bodyError, MulterError, BodyError } = require('../lib/errors')
+const { KINDS, PROGRAM_ERRORS, bodyError, MulterError, BodyError } = require('../lib/native/errors')
 
 // The repository's files: this test checks the sources, docs and types agree.
 const root = require('./helpers/repository').REPO
@@ -43,7 +43,7 @@ function tableAfter (text, marker) {
 // fault-injection test build's.
 const FOREIGN = ['ERR_STRING_TOO_LONG', 'ERR_INJECTED']
 
-test('every code the sources use is in lib/errors.js', () => {
+test('every code the sources use is in lib/native/errors.js', () => {
   const known = new Set([...Object.keys(KINDS), ...Object.keys(PROGRAM_ERRORS), ...FOREIGN])
   const used = new Map()
   for (const file of [...sources('lib', '.js'), 'index.js', ...sources('src', '.rs')]) {
@@ -51,7 +51,7 @@ test('every code the sources use is in lib/errors.js', () => {
       if (!used.has(code)) used.set(code, file)
     }
   }
-  for (const [code, file] of used) assert.ok(known.has(code), `${code} (${file}) is not in lib/errors.js`)
+  for (const [code, file] of used) assert.ok(known.has(code), `${code} (${file}) is not in lib/native/errors.js`)
   assert.ok(used.size >= 30, `${used.size} codes found`)
 })
 

@@ -31,22 +31,26 @@ test('every docs/performance.md row a lib/ or src/ comment or docs/design.md nam
   assert.ok(named > 10, `only ${named} rows named`)
 })
 
-// README's headline speed-up ranges are the min-max of bench/RESULTS.md's ultimate-express
-// tables (column "uws-body speed-up (CPU, vs built-in)"), one per Node section: a new run
-// that changes them must change README too.
+// README's headline ranges for the built-in parsers are the min-max of the medians in
+// bench/RESULTS.md's saturated run (its first section, `npm run bench:saturate`), column
+// "built-ins / uws-body" of each Node's ultimate-express table: a new run that changes them
+// must change README too.
 test('README\'s speed-up ranges under ultimate-express are bench/RESULTS.md\'s', () => {
   const results = fs.readFileSync(path.join(ROOT, 'bench/RESULTS.md'), 'utf8')
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ')
+  const start = results.indexOf('## Saturated servers')
+  assert.ok(start >= 0, 'bench/RESULTS.md has no saturated run')
+  const saturated = results.slice(start)
   for (const node of ['20', '24']) {
-    const section = results.slice(results.indexOf(`<!-- bench: node ${node} -->`), results.indexOf(`<!-- bench: node ${node} end -->`))
-    const table = section.slice(section.indexOf('### ultimate-express:'))
-    const all = table.split('\n')
-    const first = all.findIndex((l) => l.startsWith('|'))
+    const heading = saturated.search(new RegExp(`^## Node v${node}\\.[^\\n]*: ultimate-express`, 'm'))
+    assert.ok(heading >= 0, `Node ${node}: no ultimate-express section in the saturated run`)
+    const section = saturated.slice(heading, saturated.indexOf('\n## ', heading + 1))
+    const all = section.split('\n')
+    const first = all.findIndex((l) => l.startsWith('|') && l.includes('built-ins / uws-body'))
+    assert.ok(first >= 0, `Node ${node}: no built-ins / uws-body column`)
     const after = all.findIndex((l, i) => i > first && !l.startsWith('|'))
     const lines = all.slice(first, after)
-    const header = lines[0].split('|').map((c) => c.trim())
-    const column = header.indexOf('uws-body speed-up (CPU, vs built-in)')
-    assert.ok(column > 0, `Node ${node}: no speed-up column in the ultimate-express table`)
+    const column = lines[0].split('|').map((c) => c.trim()).indexOf('built-ins / uws-body')
     const values = lines.slice(2).map((l) => parseFloat(l.split('|')[column]))
     assert.ok(values.length >= 5 && values.every((v) => v > 0), `Node ${node}: ${values}`)
     const range = `${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)}x`

@@ -1,11 +1,11 @@
 'use strict'
-// The flat-form fast path (lib/parsers/form.js) against qs with body-parser's options,
+// The flat-form fast path (lib/frameworks/body-parser/form.js) against qs with body-parser's options,
 // on generated bodies full of the characters that matter: it must give the same object
 // or step aside (null).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const qs = require('qs')
-const { parseFlatForm } = require('../lib/parsers/form')
+const { parseFlatForm } = require('../lib/frameworks/body-parser/form')
 const { random } = require('./helpers/random')
 
 const PIECES = ['a', 'b', 'key', '0', '12', '=', '=', '&', '&', '+', '%20', '%41', '%2B', '%2f', '%25', '%7F', '%00', '%80', '%e9', '%C3%A9', '%zz', '%', '%2', '.', '[', ']', '%5B', '%5d',

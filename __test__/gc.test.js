@@ -1,7 +1,7 @@
 'use strict'
 // Large bodies handed out as Buffers are collected by scavenges, not full mark-compacts:
 // on Node 20 and 22 by the nudge alone (src/node/buffer.rs), on Node 24 once the
-// application calls tuneGc() (lib/gc.js says why). Counted, not timed: the collections
+// application calls tuneGc() (lib/api/gc.js says why). Counted, not timed: the collections
 // per 1000 bodies of 512 KiB, each dropped after a turn of the event loop.
 const test = require('node:test')
 const assert = require('node:assert/strict')

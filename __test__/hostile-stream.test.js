@@ -13,7 +13,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const vm = require('node:vm')
-const native = require('../lib/native')
+const native = require('../lib/native/native')
 const { bodyStream, stats } = require('..')
 const { random } = require('./helpers/random')
 const { bytesInUseAfterGc } = require('./helpers/memory')
@@ -64,7 +64,7 @@ function carrying (rand, bytes) {
 /**
  * A chunk the addon does not read: streamWrite answers null and nothing changes (for
  * bodyStream: a TypeError with this code). Empty views are among them: the addon cannot
- * tell an empty view from a detached one, lib/chunk.js does.
+ * tell an empty view from a detached one, lib/body/chunk.js does.
  */
 function unreadable (rand) {
   const int = (n) => Math.floor(rand() * n)

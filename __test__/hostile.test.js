@@ -9,7 +9,7 @@ const vm = require('node:vm')
 const { BodyAccumulator, stats, setPoolLimit, JS_TIER_MAX } = require('..')
 const { random } = require('./helpers/random')
 const { bytesInUseAfterGc } = require('./helpers/memory')
-const { AS_TEXT } = require('../lib/accumulator')
+const { AS_TEXT } = require('../lib/body/accumulator')
 
 const SEQUENCES = Number(process.env.HOSTILE_SEQUENCES || 400)
 const FIRST_SEED = Number(process.env.SEED || 1)
@@ -120,7 +120,7 @@ function runSequence (seed) {
   const limit = [0, 100, 5000, JS_TIER_MAX + 1, 400000, 1e6][int(6)]
   const model = new Model(expected, limit)
   // Read as text or not: a text body of the JS tier is read into reused Buffers
-  // (lib/text-scratch.js), which must hold the same bytes, and none of an earlier body's.
+  // (lib/body/text-scratch.js), which must hold the same bytes, and none of an earlier body's.
   const asText = rand() < 0.4
   const acc = new BodyAccumulator({ contentLength: known ? expected : undefined, limit, maxPreallocated: [0, 1000, 1 << 20][int(3)], [AS_TEXT]: asText })
   const where = (step, what) => `seed ${seed} step ${step} (${what}; expected ${expected}, limit ${limit})`

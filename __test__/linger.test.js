@@ -1,5 +1,5 @@
 'use strict'
-// lib/linger.js's pieces: the `linger` option, answerError's answers (their status,
+// lib/plan/linger.js and lib/refusal/'s pieces: the `linger` option, answerError's answers (their status,
 // headers and body, at once and past the bound) over a real uWS server, and the
 // program's mistakes. What reaches clients that are still sending is in
 // early-answer.test.js.
@@ -8,7 +8,8 @@ const assert = require('node:assert/strict')
 const net = require('node:net')
 const uWS = require('uWebSockets.js')
 const { readBody, answerError, BodyError, MulterError } = require('..')
-const { parseLinger, Drain, LINGER_BYTES, LINGER_TIMEOUT, LINGER_IDLE } = require('../lib/linger')
+const { parseLinger, LINGER_BYTES, LINGER_TIMEOUT, LINGER_IDLE } = require('../lib/plan/linger')
+const { Drain } = require('../lib/refusal/drain')
 const { parseOne } = require('./helpers/early-clients')
 
 test('the linger option: defaults, false, bytes as a number or a string, and the program\'s mistakes as TypeErrors', () => {
@@ -185,10 +186,11 @@ test('answerError\'s answers: status, JSON body with the stable code, nothing in
     t.diagnostic(JSON.stringify(refused.raw))
     assert.equal(refused.status, 413)
     assert.equal(refused.headers.connection, 'close')
-    // uWS ends what writeStatus writes with a CRLF: chunked, that is the last chunk's.
-    assert.equal(refused.headers['transfer-encoding'], 'chunked')
+    // Framed as uWS frames end(body): its length and Date (held-framing.test.js has every call).
+    assert.equal(refused.headers['transfer-encoding'], undefined)
+    assert.equal(refused.headers['content-length'], String(refused.body.length))
+    assert.match(refused.headers.date, / GMT$/)
     assert.equal(refused.body, '{"status":413,"code":"ERR_BODY_TOO_LARGE","message":"request entity too large"}')
-    assert.match(refused.raw, /\r\n0\r\n\r\n$/)
 
     const after = await exchange(port, post('/mistakes', 'abc'))
     assert.equal(after.body, 'after the mistakes')

@@ -1,5 +1,5 @@
 'use strict'
-// lib/native.js: where it looks for the addon, in which order, and the one error it throws
+// lib/native/native.js: where it looks for the addon, in which order, and the one error it throws
 // when nothing loads. Each case requires a fresh copy of the loader from a temporary
 // folder, so its package folder and node_modules are whatever the case lays out. Copies
 // of the binary are symlinks: require resolves them to the binary already loaded, so the
@@ -11,7 +11,7 @@ const os = require('node:os')
 const path = require('node:path')
 
 const ENV = 'UWS_BODY_NATIVE_PATH'
-const LOADER = path.join(__dirname, '..', 'lib', 'native.js')
+const LOADER = path.join(__dirname, '..', 'lib', 'native', 'native.js')
 const native = require(LOADER)
 const binary = Object.keys(require.cache).find((f) => f.endsWith('.node') && require.cache[f].exports === native)
 const id = path.basename(binary).replace(/^uws-body\.(.+)\.node$/, '$1')
@@ -23,15 +23,15 @@ function layout (files = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'uws-body-loader-'))
   made.push(root)
   const pkg = path.join(root, 'uws-body')
-  fs.mkdirSync(path.join(pkg, 'lib'), { recursive: true })
-  fs.copyFileSync(LOADER, path.join(pkg, 'lib', 'native.js'))
+  fs.mkdirSync(path.join(pkg, 'lib', 'native'), { recursive: true })
+  fs.copyFileSync(LOADER, path.join(pkg, 'lib', 'native', 'native.js'))
   for (const [rel, content] of Object.entries(files)) {
     const file = path.join(root, rel)
     fs.mkdirSync(path.dirname(file), { recursive: true })
     if (content.binary) fs.symlinkSync(content.binary, file)
     else fs.writeFileSync(file, content)
   }
-  return { root, loader: path.join(pkg, 'lib', 'native.js') }
+  return { root, loader: path.join(pkg, 'lib', 'native', 'native.js') }
 }
 
 /** Requires a loader with ENV set (or unset: undefined), giving back what it exported or threw. */

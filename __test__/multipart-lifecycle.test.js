@@ -169,7 +169,7 @@ const FAILURES = {
   'storage error at once': {
     hit: (ctx) => {
       ctx.storage.throwNext = true
-      if (ctx.engine.state === STORING) ctx.storage.answerNext(null)
+      if (ctx.engine.ending.state === STORING) ctx.storage.answerNext(null)
       else ctx.write(nextPart('b') + 'y')
       ctx.storage.throwNext = false
     },
@@ -184,7 +184,7 @@ for (const [state, reach] of Object.entries(STATES)) {
     test(`${name} in ${state}`, async () => {
       const ctx = open({ timeout: failure.timeout ? TIMEOUT : 0, holdRemovals: state === REMOVING })
       const before = reach(ctx)
-      assert.equal(ctx.engine.state, state)
+      assert.equal(ctx.engine.ending.state, state)
       await failure.hit(ctx)
       // What was held is answered; a late storage error in REMOVING is then a second answer.
       ctx.storage.answerAll()
@@ -205,7 +205,7 @@ for (const [state, reach] of Object.entries(STATES)) {
       } else {
         assert.equal(outcome.message, failure.message)
       }
-      assert.equal(ctx.engine.state, ENDED)
+      assert.equal(ctx.engine.ending.state, ENDED)
       if (outcome !== 'done') {
         const began = ctx.storage.handled.map((e) => e.file.path)
         for (const path of began) assert.ok(ctx.storage.removed.includes(path), `${path} removed`)
@@ -216,10 +216,10 @@ for (const [state, reach] of Object.entries(STATES)) {
       const paused = ctx.calls.filter((c) => c === 'pause').length
       if (paused > 0) assert.equal(ctx.calls.at(-1), 'resume', 'the source is not left paused')
       assert.equal(ctx.engine.upload, null)
-      assert.equal(ctx.engine.valve.source, null)
-      assert.equal(ctx.engine.turns.waiting.length, 0)
-      assert.equal(ctx.engine.flowing.size, 0)
-      assert.equal(ctx.engine.outcome, null)
+      assert.equal(ctx.engine.files.valve.source, null)
+      assert.equal(ctx.engine.files.turns.waiting.length, 0)
+      assert.equal(ctx.engine.files.flowing.size, 0)
+      assert.equal(ctx.engine.ending.outcome, null)
     })
   }
 }
@@ -228,7 +228,7 @@ test('refused up front: ENDED at once, start() answers with the error, the adapt
   const ctx = open()
   const err = ctx.engine.refuse(new Error('refused'))
   assert.equal(err.message, 'refused')
-  assert.equal(ctx.engine.state, ENDED)
+  assert.equal(ctx.engine.ending.state, ENDED)
   ctx.engine.abort()
   ctx.write('anything', true)
   assert.deepEqual(ctx.outcomes, [])
@@ -238,7 +238,7 @@ test('an engine that never calls back: the grace runs out, the error goes out, i
   const ctx = open()
   ctx.write(filePart('a') + 'x'.repeat(100))
   ctx.engine.abort()
-  assert.equal(ctx.engine.state, FAILING)
+  assert.equal(ctx.engine.ending.state, FAILING)
   await sleep(5200)
   assert.equal(ctx.outcomes.length, 1)
   assert.equal(ctx.outcomes[0].code, 'ECONNABORTED')
@@ -263,10 +263,10 @@ test('a removal that throws is one of the error\'s storageErrors, not a second o
 test('a filter that answers after the failure: its file is dropped, still one error', async () => {
   const ctx = open()
   let answer = null
-  ctx.engine.fileFilter = (file, cb) => { answer = cb }
+  ctx.engine.files.fileFilter = (file, cb) => { answer = cb }
   ctx.write(filePart('a') + 'x'.repeat(100))
   ctx.engine.abort()
-  assert.equal(ctx.engine.state, FAILING)
+  assert.equal(ctx.engine.ending.state, FAILING)
   answer(null, true)
   await ticks()
   assert.equal(ctx.outcomes.length, 1)
@@ -372,7 +372,7 @@ for (const [state, reach] of Object.entries(WIRE_STATES)) {
       assert.deepEqual(ctx.outcomes, [], 'nothing settled before the failure')
       await failure.hit(ctx)
       await sleep(30)
-      // The rest of the body is dropped before the error goes out (lib/linger.js), and
+      // The rest of the body is dropped before the error goes out (lib/refusal/refusal.js), and
       // what the engines hold is answered: it goes out once they have.
       if (!ctx.ended && !ctx.socket.destroyed) ctx.end()
       ctx.storage.answerAll()

@@ -2,9 +2,9 @@
 // multer 2's own behaviours, as its test suite (tag v2.1.1) checks them, written anew
 // for multipart(): driven as multer's suite drives multer, through a PassThrough
 // standing in for the request (no server, no `req.complete`), so the stream path of
-// multipart() is held to them too. What README lists as deliberate differences (error
-// messages of malformed bodies, their status 400 where multer's plain Errors make 500) is
-// checked as that difference.
+// multipart() is held to them too. What docs/multipart.md lists as deliberate differences
+// (a malformed body's status 400 where multer's plain Errors make 500) is checked as that
+// difference.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -12,7 +12,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { PassThrough } = require('node:stream')
 const multer = require('multer')
-const { multipart, MulterError, BodyError } = require('..')
+const { multipart, readMultipart, MulterError, BodyError } = require('..')
 const { formBody } = require('./helpers/multer-form')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 
@@ -207,13 +207,19 @@ test('disk storage: dest is made, files renamed by the filename function, remove
   assert.equal(missing.err.code, 'ENOENT')
 })
 
-test('malformed bodies: a 400 BodyError where multer gives a plain Error (500), with uws-body\'s messages', async () => {
+test('malformed bodies: a 400 BodyError where multer gives a plain Error (500), with busboy\'s messages', async () => {
   const { req, bytes } = requestOf(Buffer.from('test'))
   req.headers['content-type'] = 'multipart/form-data'
   const noBoundary = await new Promise((resolve) => { multipart().single('f')(req, null, resolve); req.end(bytes) })
-  assert.deepEqual([noBoundary.status, noBoundary.code, noBoundary.message], [400, 'ERR_MULTIPART_BOUNDARY', 'invalid multipart boundary (missing)'])
+  assert.deepEqual([noBoundary.status, noBoundary.code, noBoundary.message], [400, 'ERR_MULTIPART_BOUNDARY', 'Multipart: Boundary not found'])
   const cut = await submit(multipart().single('f'), formBody(B, [file('f', 'a', Buffer.alloc(200))]).subarray(0, 150))
-  assert.deepEqual([cut.err.status, cut.err.code, cut.err.message], [400, 'ERR_MULTIPART_TRUNCATED', 'unexpected end of form (in the body)'])
+  assert.deepEqual([cut.err.status, cut.err.code, cut.err.message, cut.err.reason], [400, 'ERR_MULTIPART_TRUNCATED', 'Unexpected end of form', 'body'])
+  // readMultipart's keep uws-body's own messages.
+  const res = { onData (f) { res.data = f }, onAborted () {}, pause () {}, resume () {} }
+  const read = readMultipart(res, { 'content-type': `multipart/form-data; boundary=${B}` })
+  const cutBytes = formBody(B, [file('f', 'a', Buffer.alloc(200))]).subarray(0, 150)
+  res.data(cutBytes.buffer.slice(cutBytes.byteOffset, cutBytes.byteOffset + cutBytes.length), true)
+  await assert.rejects(read, { code: 'ERR_MULTIPART_TRUNCATED', message: 'unexpected end of form (in the body)' })
 })
 
 test('many files removed after an error, without overflowing the stack, and nothing held', async () => {

@@ -17,7 +17,7 @@ test('N-API refusing a body\'s Buffer because an exception is pending: the block
   const addon = faultAddon()
   if (addon.skip) return t.skip(addon.skip)
   const source = `
-    const native = require(ROOT + '/lib/native')
+    const native = require(ROOT + '/lib/native/native')
     const BEFORE_BUFFER = 1
     const BEFORE_NUDGE = 2
     const read = (fault) => {

@@ -9,8 +9,8 @@ const path = require('node:path')
 const vm = require('node:vm')
 const { execFileSync } = require('node:child_process')
 const { BodyAccumulator, JS_TIER_MAX, setMemoryBudget } = require('..')
-const { defaultBudget } = require('../lib/budget')
-const native = require('../lib/native')
+const { defaultBudget } = require('../lib/body/budget')
+const native = require('../lib/native/native')
 const { runChild, ending } = require('./helpers/child')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 
@@ -68,7 +68,7 @@ test('no export frees a body while Node\'s own async work (zlib, fs, sockets) st
 test('a client-chosen length never aborts the process: 413, or 503 when memory runs out', () => {
   const source = `
     const { BodyAccumulator } = require(ROOT)
-    const native = require(ROOT + '/lib/native')
+    const native = require(ROOT + '/lib/native/native')
     const out = {}
     // The program allowed anything; the client declares ~91 TB.
     const acc = new BodyAccumulator({ limit: Infinity, maxPreallocated: Infinity, contentLength: '99999999999999' })
@@ -152,7 +152,7 @@ test('an external from another addon is never read as a body', (t) => {
   const addon = buildForeignAddon()
   if (addon.skip) return t.skip(addon.skip)
   const source = `
-    const native = require(ROOT + '/lib/native')
+    const native = require(ROOT + '/lib/native/native')
     const foreign = require(${JSON.stringify(addon.file)}).external()
     const seen = []
     for (const [name, args] of [['push', [foreign, Buffer.alloc(10)]], ['finish', [foreign]], ['finishString', [foreign, 0]], ['abort', [foreign]], ['error', [foreign]], ['sizes', [foreign]], ['digests', [foreign]], ['streamDigests', [foreign]],

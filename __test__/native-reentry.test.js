@@ -4,7 +4,7 @@
 // handle already lent out, and is refused (src/node/external.rs's `with`).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const native = require('../lib/native')
+const native = require('../lib/native/native')
 
 /** What each call the setter makes on `body` gives, while error(body) builds its object. */
 function fromSetter (calls) {

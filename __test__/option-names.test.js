@@ -41,6 +41,11 @@ test('the right names pass, and a name unlike any known one lists them', () => {
   assert.throws(() => uwsBody.raw({ zzzzzzzz: 1 }), /unknown parser option "zzzzzzzz"; known: inflate, limit, type/)
 })
 
+test('an option that means nothing to an API is refused as an unknown one: bodyStream\'s maxPreallocated', () => {
+  // A stream preallocates nothing; taken and ignored, it would look like a bound it is not.
+  assert.throws(() => uwsBody.bodyStream(res(), headers, { maxPreallocated: 1 }), { name: 'TypeError', message: /unknown bodyStream option "maxPreallocated"/ })
+})
+
 test('BodyAccumulator does not check its option names (its per-body cost would be a third of a tiny body\'s)', () => {
   const acc = new uwsBody.BodyAccumulator({ limt: 1, contentLength: '0' })
   assert.equal(acc.finish().length, 0)

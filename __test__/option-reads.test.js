@@ -32,7 +32,7 @@ const linger = { bytes: '1mb', timeout: 1000, idle: 500, errorAtOnce: false }
 const CASES = [
   ['readBody', (o) => quiet(uwsBody.readBody(res(), { 'content-length': '5' }, o)), { limit: '1kb', maxPreallocated: 10, inflate: true, timeout: 1000, linger, onAborted () {} }],
   ['readText', (o) => quiet(uwsBody.readText(res(), { 'content-length': '5' }, o)), { limit: '1kb', encoding: 'latin1', maxPreallocated: 10, inflate: true, timeout: 1000, linger, onAborted () {} }],
-  ['bodyStream', (o) => uwsBody.bodyStream(res(), { 'content-length': '5' }, o).destroy(), { limit: '1kb', inflate: true, timeout: 1000, highWaterMark: 1024, linger, onAborted () {}, maxPreallocated: 10 }],
+  ['bodyStream', (o) => uwsBody.bodyStream(res(), { 'content-length': '5' }, o).destroy(), { limit: '1kb', inflate: true, timeout: 1000, highWaterMark: 1024, linger, onAborted () {}, digest: false }],
   ['readMultipart', (o) => quiet(uwsBody.readMultipart(res(), multipartHeaders, o)), {
     storage: { dest: os.tmpdir() },
     limits: { fileSize: 10, files: 2, fields: 3, fieldSize: 100, parts: 5, fieldNameSize: 10, headerPairs: 10, headerSize: 1000, fieldNestingDepth: 2, fieldArrayIndexLimit: 5 },

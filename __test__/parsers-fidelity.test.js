@@ -14,10 +14,14 @@ const { bytesInUseAfterGc } = require('./helpers/memory')
 
 const KINDS = ['json', 'raw', 'text', 'urlencoded']
 
-/** /json, /json-loose (strict: false), /<kind>/no-inflate (inflate: false, any type). */
+/**
+ * /json, /json-loose (strict: false), /<kind>/no-inflate (inflate: false, any type);
+ * /<kind>/any/<inflate: 0|1>/<verify: 0|1> (any type).
+ */
 function parserFor (lib, path) {
-  const [, name, variant] = path.split('/')
+  const [, name, variant, inflate, verify] = path.split('/')
   if (variant === 'no-inflate') return lib[name]({ inflate: false, type: '*/*' })
+  if (variant === 'any') return lib[name]({ inflate: inflate === '1', verify: verify === '1' ? () => {} : undefined, type: '*/*' })
   if (name === 'json-loose') return lib.json({ strict: false })
   return lib[name]()
 }
@@ -38,10 +42,15 @@ function startServer () {
 }
 
 async function both (port, path, headers, body) {
-  const send = (lib) => request(port, { path: `/${lib}${path}`, headers, body: Buffer.from(body) })
-  const [expected, actual] = [await send('bp'), await send('ub')]
-  assert.deepEqual(actual, expected, `${path} ${JSON.stringify(body)}`)
+  const [expected, actual] = await answers(port, path, headers, body)
+  assert.deepEqual(actual, expected, `${path} ${JSON.stringify(body).slice(0, 80)}`)
   return actual
+}
+
+/** [body-parser's answer, uws-body's] to the same request. */
+async function answers (port, path, headers, body) {
+  const send = (lib) => request(port, { path: `/${lib}${path}`, headers, body: Buffer.from(body) })
+  return [await send('bp'), await send('ub')]
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' }
@@ -100,6 +109,41 @@ test('inflate: false refuses every encoding with body-parser\'s message', async 
   } finally {
     server.close()
   }
+  assert.equal(await bytesInUseAfterGc(), 0)
+})
+
+// body-parser 2.4.0 checks, in this order: the charset its kind refuses (json: utf-*,
+// urlencoded: utf-8 or iso-8859-1), with verify a charset iconv-lite does not know, then
+// inflate: false and the encoding, an encoding it cannot decode, the declared length, and
+// last a charset iconv-lite does not know (raw-body's decoder).
+test('charset and encoding refusals come in body-parser\'s order', async () => {
+  const server = await startServer()
+  const differences = []
+  try {
+    const port = server.address().port
+    for (const kind of KINDS) {
+      const plain = kind === 'json' ? '{"x":1}' : 'x=1'
+      for (const charset of [null, 'utf-8', 'koi8-r', 'utf-99', 'x-bogus']) {
+        const type = 'text/plain' + (charset === null ? '' : `; charset=${charset}`)
+        for (const encoding of [null, 'gzip', 'compress']) {
+          const headers = encoding === null ? { 'content-type': type } : { 'content-type': type, 'content-encoding': encoding }
+          const body = encoding === 'gzip' ? zlib.gzipSync(plain) : plain
+          const cases = ['1/0', '0/0', '1/1', '0/1'].map((variant) => [variant, body])
+          // Over the limit by its declared length, which raw-body checks before the charset.
+          if (encoding === null) cases.push(['1/0', 'x'.repeat(101 * 1024)])
+          for (const [variant, sent] of cases) {
+            const [expected, actual] = await answers(port, `/${kind}/any/${variant}`, headers, sent)
+            if (actual.status !== expected.status || actual.body !== expected.body) {
+              differences.push(`${kind} inflate/verify ${variant} ${JSON.stringify(headers)} ${sent.length} bytes: ${actual.status} ${actual.body}, body-parser ${expected.status} ${expected.body}`)
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    server.close()
+  }
+  assert.deepEqual(differences, [])
   assert.equal(await bytesInUseAfterGc(), 0)
 })
 

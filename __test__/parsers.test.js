@@ -83,6 +83,11 @@ const CASES = [
   ['text', { 'content-type': 'text/plain; charset=utf-16le' }, Buffer.from('\ufeffwide', 'utf16le')],
   ['text', { 'content-type': 'text/plain; charset=koi8-r' }, Buffer.from([0xc1, 0xc2])],
   ['text', { 'content-type': 'text/plain; charset=nope' }, 'x'],
+  // An unknown charset is refused after the encoding and the declared length.
+  ['text', { 'content-type': 'text/plain; charset=nope', 'content-encoding': 'compress' }, 'x'],
+  ['text', { 'content-type': 'text/plain; charset=nope' }, 'x'.repeat(150 * 1024)],
+  ['text', { 'content-type': 'text/plain; charset=nope', 'content-encoding': 'gzip' }, gz('x')],
+  ['text-no-inflate', { 'content-type': 'text/plain; charset=nope', 'content-encoding': 'gzip' }, gz('x')],
   ['text', { 'content-type': 'text/plain' }, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('bom text')])],
   ['text', { 'content-type': 'text/plain' }, Buffer.from([0xff, 0xfe, 0x41])],
   ['text-latin1', { 'content-type': 'text/plain' }, Buffer.from('d\u00e9faut', 'latin1')],

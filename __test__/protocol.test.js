@@ -1,13 +1,13 @@
 'use strict'
 // The numbers lib/ and the addon pass each other are named twice, once in each language
-// (lib/protocol.js, src/node/protocol.rs): here the two must agree, and every name must be
+// (lib/native/protocol.js, src/node/protocol.rs): here the two must agree, and every name must be
 // used on both sides (a name one side stopped using is a protocol the other still speaks).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const native = require('../lib/native')
-const protocol = require('../lib/protocol')
+const native = require('../lib/native/native')
+const protocol = require('../lib/native/protocol')
 
 // The repository's sources (helpers/repository.js: also when run from an installed copy).
 const ROOT = require('./helpers/repository').REPO
@@ -22,7 +22,7 @@ function sources (dir, ext) {
 /** The Rust module name of a JS group name: SINK_X -> sink_x. */
 const rustName = (group) => group.toLowerCase()
 
-test('the addon\'s protocol table is lib/protocol.js, name for name and value for value', () => {
+test('the addon\'s protocol table is lib/native/protocol.js, name for name and value for value', () => {
   assert.equal(typeof native.protocol, 'object')
   assert.deepStrictEqual(Object.keys(native.protocol).sort(), Object.keys(protocol).sort())
   for (const group of Object.keys(protocol)) {
@@ -68,12 +68,12 @@ test('every name is used in src/node (as group::NAME) and in lib (taken from its
       }
     }
   }
-  const js = sources('lib', '.js').filter(({ file }) => file !== path.join('lib', 'protocol.js'))
-  // Each lib file takes groups from lib/protocol.js and names from the groups; the local
+  const js = sources('lib', '.js').filter(({ file }) => file !== path.join('lib', 'native', 'protocol.js'))
+  // Each lib file takes groups from lib/native/protocol.js and names from the groups; the local
   // names it uses beyond that line, by group.
   const usedInJs = new Map()
   for (const { text } of js) {
-    const taken = text.match(/const \{([^}]*)\} = require\('\.\.?\/protocol'\)/)
+    const taken = text.match(/const \{([^}]*)\} = require\('(?:\.\.?\/)+(?:native\/)?protocol'\)/)
     if (!taken) continue
     for (const group of taken[1].split(',').map((s) => s.trim())) {
       const from = text.match(new RegExp(`const \\{([^}]*)\\} = ${group}\\n`))

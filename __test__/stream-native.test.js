@@ -6,7 +6,7 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const zlib = require('node:zlib')
-const native = require('../lib/native')
+const native = require('../lib/native/native')
 const { bytesInUseAfterGc } = require('./helpers/memory')
 
 const gzip = () => native.streamCreate(-1, 1e9, 'gzip', true)
@@ -87,7 +87,7 @@ test('calls in the wrong state are ERR_BODY_STATE errors; a failed stream answer
   assert.equal(native.streamError(failed).code, 'ERR_BODY_TOO_LARGE')
 })
 
-test('refused chunks are null (lib/chunk.js says why), for both kinds of stream', () => {
+test('refused chunks are null (lib/body/chunk.js says why), for both kinds of stream', () => {
   const sab = new SharedArrayBuffer(4)
   for (const stream of [identity(), gzip()]) {
     for (const chunk of [undefined, 'x', {}, sab, new Uint8Array(sab)]) {

@@ -119,7 +119,7 @@ test('the Express parsers under ultimate-express: 408 to the error handler', asy
 test('deadlines of 10 s and more share one sweep: each fires once, after its time, never when cleared', () => {
   // Sweeps are called with a clock value; earlier tests left bodies that never end (300 s
   // deadlines, registered seconds ago), which these sweeps stay short of.
-  const { startTimer, sweep, pendingDeadlines } = require('../lib/timeout')
+  const { startTimer, sweep, pendingDeadlines } = require('../lib/body/deadlines')
   const fired = []
   const start = Date.now()
   const before = pendingDeadlines()
@@ -140,7 +140,7 @@ test('deadlines of 10 s and more share one sweep: each fires once, after its tim
 })
 
 test('deadlines: none for 0; under 10 s kept to the ms; from 10 s on a clock kept to the second', async () => {
-  const { deadlineOf, passed } = require('../lib/timeout')
+  const { deadlineOf, passed } = require('../lib/body/deadlines')
   assert.equal(passed(deadlineOf(0)), false)
   const short = deadlineOf(30)
   assert.equal(passed(short), false)

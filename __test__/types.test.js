@@ -74,3 +74,46 @@ test('tsc --strict: usage.ts, esm.mts and every code block of the documents type
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+// Each API's options interface in index.d.ts against the names the API takes: an unknown
+// name is a TypeError listing the known ones (lib/plan/check.js checkNames), read from here.
+const apiOptions = () => {
+  const uwsBody = require('..')
+  const res = () => ({ onData () {}, onAborted () {}, pause () {}, resume () {}, writeStatus () { return this }, writeHeader () { return this }, end () {}, cork (f) { f() } })
+  const headers = { 'content-type': 'multipart/form-data; boundary=b', 'content-length': '10' }
+  return {
+    ReadBodyOptions: (o) => uwsBody.readBody(res(), headers, o),
+    ReadTextOptions: (o) => uwsBody.readText(res(), headers, o),
+    BodyStreamOptions: (o) => uwsBody.bodyStream(res(), headers, o),
+    ReadMultipartOptions: (o) => uwsBody.readMultipart(res(), headers, o),
+    ParserOptions: (o) => uwsBody.raw(o),
+    JsonOptions: (o) => uwsBody.json(o),
+    TextOptions: (o) => uwsBody.text(o),
+    UrlencodedOptions: (o) => uwsBody.urlencoded(o),
+    MultipartOptions: (o) => uwsBody.multipart(o),
+    MultipartLimits: (o) => uwsBody.multipart({ limits: o }),
+    DiskStorageOptions: (o) => uwsBody.multipart.diskStorage(o),
+    LingerOptions: (o) => uwsBody.json({ linger: o }),
+    AnswerErrorOptions: (o) => uwsBody.answerError(res(), new Error('x'), o)
+  }
+}
+
+test('each options interface of index.d.ts names exactly the options its API takes', () => {
+  const ts = require('typescript')
+  const file = path.join(__dirname, '..', 'index.d.ts')
+  const program = ts.createProgram([file], { strict: true, noEmit: true, types: [], noResolve: true, noLib: true })
+  const checker = program.getTypeChecker()
+  const exports = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)))
+  for (const [name, use] of Object.entries(apiOptions())) {
+    const symbol = exports.find((s) => s.name === name)
+    assert.ok(symbol, `index.d.ts exports ${name}`)
+    // Inherited members included (ReadTextOptions extends ReadBodyOptions...).
+    const typed = checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(symbol)).map((p) => p.name).sort()
+    let taken
+    assert.throws(() => use({ zzzzzzzzzz: 1 }), (err) => {
+      taken = /; known: (.*)$/.exec(err.message)?.[1].split(', ').sort()
+      return err instanceof TypeError && taken !== undefined
+    }, name)
+    assert.deepEqual(typed, taken, `${name}: the types' names (actual) and the code's (expected)`)
+  }
+})

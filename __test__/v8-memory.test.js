@@ -42,7 +42,7 @@ for (const poolLimit of [256 * MIB, 0]) {
 test('what a thread reports comes back to zero, across bodies, streams, Buffers kept and a worker sharing the pool', () => {
   const source = `
     const uwsBody = require(ROOT)
-    const native = require(ROOT + '/lib/native')
+    const native = require(ROOT + '/lib/native/native')
     const zlib = require('node:zlib')
     const { Worker } = require('node:worker_threads')
     const { setImmediate: tick } = require('node:timers/promises')

@@ -26,6 +26,7 @@ const ROUTES = {
   'raw-verify': ['raw', { verify }],
   text: ['text', {}],
   'text-latin1': ['text', { defaultCharset: 'iso-8859-1' }],
+  'text-no-inflate': ['text', { inflate: false }],
   urlencoded: ['urlencoded', {}],
   'urlencoded-extended': ['urlencoded', { extended: true }],
   'urlencoded-params': ['urlencoded', { extended: true, parameterLimit: 3 }],

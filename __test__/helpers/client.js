@@ -34,13 +34,14 @@ function chunkedEncode (body, pieceSize) {
  * Sends one request. `body` is sent with content-length (or chunked when
  * `chunked: true`), cut at `cuts` (byte offsets into the raw request bytes after the
  * head) with `pause` ms between pieces. `stopAfter` sends only that many body bytes,
- * then (after `pause`) closes, like a client that gives up. Resolves with
+ * then (after `pause`) closes, like a client that gives up (`reset: true`: with a TCP
+ * reset instead of a FIN, like one that crashed). Resolves with
  * { status, body } or { closed: true } when the server hangs up without answering.
  * `path` defaults to /body; `declaredLength: false` sends no content-length at all.
  * `method` defaults to POST; `withHeaders: true` adds the response's headers (lower-case
  * names) as `headers`, for HEAD, whose answers carry none of the body.
  */
-function request (port, { method = 'POST', withHeaders = false, path = '/body', body = Buffer.alloc(0), headers = {}, chunked = false, chunkSize = 8192, cuts = [], pause = 0, stopAfter = null, declaredLength = null, timeout = 20000 } = {}) {
+function request (port, { method = 'POST', withHeaders = false, path = '/body', body = Buffer.alloc(0), headers = {}, chunked = false, chunkSize = 8192, cuts = [], pause = 0, stopAfter = null, reset = false, declaredLength = null, timeout = 20000 } = {}) {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1')
     socket.setNoDelay(true)
@@ -87,7 +88,8 @@ function request (port, { method = 'POST', withHeaders = false, path = '/body', 
       }
       if (stopAfter !== null) {
         await sleep(pause || 20)
-        socket.end()
+        if (reset) socket.resetAndDestroy()
+        else socket.end()
       }
     }
     socket.on('connect', () => { send().catch(finish) })
@@ -102,7 +104,7 @@ function parseResponse (raw, method, withHeaders) {
   const lengthLine = head.find((l) => /^content-length:/i.test(l))
   let body
   if (!lengthLine && method !== 'HEAD' && head.some((l) => /^transfer-encoding: *chunked/i.test(l))) {
-    // A chunked answer (a closing answer past a refused body's bound, lib/held-answer.js).
+    // A chunked answer (write() on uWS).
     const chunked = unchunk(raw, end + 4)
     if (chunked === null) return null
     body = chunked.body

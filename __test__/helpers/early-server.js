@@ -18,7 +18,7 @@
 // else 200 "parsed"). Every app has GET /next
 // (for a request after a refused one on the same connection). The bare app's GET /stats
 // answers { rss, arrayBuffers and bytesInUse (after a GC), dropped (the bytes of refused bodies the
-// server read, lib/linger.js), counters } as JSON.
+// server read, lib/refusal/refusal.js), counters } as JSON.
 // A body whose declared digest (Content-Digest, ...) is wrong is refused at its end with
 // the 400.
 // argv[2]: JSON { limit, linger, digest } (linger, digest: the options passed to every API
@@ -30,7 +30,7 @@ const uWS = require('uWebSockets.js')
 const express = require('express')
 const ultimate = require('ultimate-express')
 const uwsBody = require('../..')
-const { droppedBytes } = require('../../lib/linger')
+const { droppedBytes } = require('../../lib/refusal/drain')
 
 const config = JSON.parse(process.argv[2] || '{}')
 const limit = config.limit || 1024 * 1024

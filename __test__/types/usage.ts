@@ -12,6 +12,10 @@ import {
   readBody,
   readMultipart,
   readText,
+  bodyReader,
+  textReader,
+  streamReader,
+  multipartReader,
   setMemoryBudget,
   setPoolLimit,
   stats,
@@ -28,6 +32,22 @@ import {
 import type { Digests, DigestOption, BodyErrorType, BodyErrorCode, Stats, BodyParserMiddleware, MultipartFileInfo, MultipartMemoryFile, MultipartDiskFile, MultipartFile, MultipartResult, ReadMultipartOptions, MultipartReason, MulterFile, StorageEngine } from 'uws-body'
 import { PassThrough } from 'node:stream'
 
+{
+  // The compiled forms: options checked once per route, then one call per request.
+  const readUpload = bodyReader({ limit: '10mb' })
+  const readJson = textReader({ limit: '1mb', encoding: 'utf8' })
+  const streamFile = streamReader({ highWaterMark: 64 * 1024 })
+  const readForm = multipartReader({ storage: { dest: '/tmp/uploads' }, limits: { files: 2 } })
+  const readMemoryForm = multipartReader({ limits: { fileSize: 1024 } })
+  uWS.App()
+    .post('/upload', (res, req) => { readUpload(res, req).then((b: Buffer) => res.end(String(b.length)), () => {}) })
+    .post('/json', (res, req) => { readJson(res, req).then((t: string) => res.end(t), () => {}) })
+    .post('/file', (res, req) => { streamFile(res, req).on('data', (d: Buffer) => d.length) })
+    .post('/form', (res, req) => { readForm(res, req).then(({ files }) => files.map((f) => f.path), () => {}) })
+    .post('/small-form', (res, req) => { readMemoryForm(res, req).then(({ files }) => files.map((f) => f.buffer.length), () => {}) })
+  // @ts-expect-error a compiled reader takes no options per call
+  uWS.App().post('/x', (res, req) => { readUpload(res, req, { limit: 1 }) })
+}
 uWS.App().post('/digest', (res, req) => {
   let sha256 = ''
   readBody(res, req, { digest: ['sha256', 'crc32c'], onDigest: (d) => { sha256 = d.sha256?.toString('hex') ?? '' } }).then(
@@ -178,13 +198,14 @@ uWS.App().post('/form', async (res, req) => {
   const memory: MultipartResult<MultipartMemoryFile> = await readMultipart(res, req, { limits: { fileSize: 1 << 20, files: 3, fieldNameSize: 100, fieldSize: 1000, fields: 10, parts: 13, headerPairs: 20, headerSize: 4096 }, limit: '8mb', timeout: 30_000, onAborted: () => {} })
   const first: Buffer = memory.files[0].buffer
   const field: string | string[] | undefined = memory.fields.title
-  const disk = await readMultipart(res, req, { storage: { dest: '/tmp/uploads' }, defParamCharset: 'utf8', preservePath: false, highWaterMark: 1 << 16 })
+  const disk = await readMultipart(res, req, { storage: { dest: '/tmp/uploads' }, defParamCharset: 'utf8', preservePath: false, highWaterMark: 1 << 16, linger: { bytes: '8mb', timeout: 5000 } })
   const where: string = disk.files[0].path
   const streamed = await readMultipart(res, req, { storage: (file: MultipartFileInfo) => { console.log(file.originalname, file.mimetype, file.encoding, file.fieldname); return new PassThrough() } })
   const size: number = streamed.files[0].size
   const options: ReadMultipartOptions = { storage: 'memory' }
   const any: MultipartResult<MultipartFile> = await readMultipart(res, req, options)
-  console.log(first, field, where, size, any)
+  const perRequest = await readMultipart(res, req, { limits: (r) => (r.getHeader('x-big') ? { fileSize: 1 << 30 } : undefined), defCharset: 'windows-1251' })
+  console.log(first, field, where, size, any, perRequest)
   try {
     await readMultipart(res, req)
   } catch (err) {
@@ -195,6 +216,8 @@ uWS.App().post('/form', async (res, req) => {
 readMultipart({ onData () {}, onAborted () {} }, {})
 // @ts-expect-error limits have busboy's names
 readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { limits: { maxFileSize: 1 } })
+// @ts-expect-error linger is bounds or false
+readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}, { linger: true })
 // @ts-expect-error a memory file has no path
 readMultipart({ onData () {}, onAborted () {}, pause () {}, resume () {} }, {}).then((r) => r.files[0].path)
 // @ts-expect-error a disk file has no buffer
@@ -204,9 +227,14 @@ const upload = multipart({
   limits: { fileSize: 1 << 20, files: 3, fieldNameSize: 100 },
   fileFilter: (req, file: MulterFile, cb) => cb(null, file.mimetype.startsWith('image/')),
   preservePath: false,
-  defParamCharset: 'utf8'
+  defParamCharset: 'utf8',
+  defCharset: 'latin1',
+  linger: false
 })
-const onDisk = multipart({ storage: multipart.diskStorage({ destination: '/tmp/up', filename: (req, file, cb) => cb(null, file.originalname) }) })
+const onDisk = multipart({ storage: multipart.diskStorage({ destination: '/tmp/up', filename: (req, file, cb) => cb(null, file.originalname), flush: true }) })
+const fromRawBody = multipart({ streamHandler: (req, sink) => { sink.end(req.rawBody) } })
+// @ts-expect-error streamHandler is a function
+multipart({ streamHandler: 'pipe' })
 const engine: StorageEngine = {
   _handleFile (req, file, cb) { file.stream?.resume(); file.stream?.on('end', () => cb(null, { size: 0 })) },
   _removeFile (req, file, cb) { cb(null) }
@@ -214,7 +242,7 @@ const engine: StorageEngine = {
 const uploads: BodyParserMiddleware[] = [
   upload.single('avatar'), upload.array('photos', 4), upload.fields([{ name: 'a', maxCount: 1 }, { name: 'b' }]), upload.none(), upload.any(),
   multipart({ dest: '/tmp/up' }).any(), onDisk.any(), multipart({ storage: engine, limits: (req) => ({ parts: 10 }) }).any(),
-  multipart({ storage: multipart.memoryStorage() }).single('f')
+  multipart({ storage: multipart.memoryStorage() }).single('f'), fromRawBody.any()
 ]
 ue.post('/avatar', upload.single('avatar'), (req: any, res) => { res.send(`${(req.file as MulterFile).size}`) })
 ue.use((err: unknown, req: any, res: any, next: () => void) => {
@@ -227,7 +255,7 @@ new MulterError('LIMIT_EVERYTHING')
 // @ts-expect-error array()'s maxCount is a number
 upload.array('photos', '4')
 
-// Early answers (lib/linger.js): answerError and the `linger` option.
+// Early answers (lib/refusal/refusal.js): answerError and the `linger` option.
 import { answerError } from 'uws-body'
 import type { LingerOptions, AnswerErrorOptions } from 'uws-body'
 uWS.App().post('/linger', (res, req) => {
