@@ -1,6 +1,10 @@
 'use strict'
 // A small keep-alive HTTP/1.1 load generator for 127.0.0.1: `connections` sockets each
 // send the same POST (with optional extra headers), wait for the answer and send again, for `seconds`. Bounded in time.
+// For checks, not for timing: a few connections from a Node client leave the server idle
+// part of the time, which hides a per-request cost (it reported parity where a saturated
+// server showed a gap). Server CPU per request under load comes from bench/saturate.js
+// (wrk, 16 connections, the server pinned to its own core).
 const http = require('node:http')
 const net = require('node:net')
 const os = require('node:os')

@@ -76,7 +76,8 @@ async function main () {
     const chunk = new Uint8Array(json).buffer
     const headers = { 'content-length': String(json.length), 'content-type': 'application/json' }
     // uWS's getHeader gives '' for a header the request does not have.
-    const req = { getHeader: (name) => headers[name] ?? '' }
+    // uws-body passes its keys as bytes (lib/body/header-keys.js), as uWS's getHeader takes them.
+    const req = { getHeader: (name) => headers[typeof name === 'string' ? name : Buffer.from(name).toString('latin1')] ?? '' }
     const times = Object.fromEntries(NAMES.map((n) => [n, []]))
     for (const name of NAMES) await batch(ROUTES[name], PER_ROUND / 2, req, chunk)
     for (let r = 0; r < ROUNDS; r++) {

@@ -3,7 +3,7 @@
 // against the floor of a warm memcpy plus building the same string from a warm Buffer.
 // The body is read as readText and the json/text/urlencoded parsers read UTF-8 (AS_TEXT):
 // natively above 2 KiB before Node 24, from reused Buffers in the JS tier on Node 24.
-const { BodyAccumulator, AS_TEXT } = require('../lib/accumulator')
+const { BodyAccumulator, AS_TEXT } = require('../lib/body/accumulator')
 const { median, paired, formatTime, formatSize, table, timePerCall } = require('./stats')
 
 const KIB = 1024

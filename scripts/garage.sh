@@ -12,7 +12,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache="${UWS_BODY_CACHE:-$HOME/.cache/uws-body}/garage"
 dest="$repo/target/tools/garage/bin"
 
-has_version () { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "cargo:$version "; }
+has_version () { [ -x "$1" ] && "$1" --version 2>/dev/null | grep "cargo:$version " >/dev/null; }
 
 if ! has_version "$cache/bin/garage"; then
   command -v cargo >/dev/null || { echo "garage.sh: cargo is needed to build garage $version" >&2; exit 1; }

@@ -2,7 +2,8 @@
 // The test suite: the files in __test__, one at a time, against one build of
 // uWebSockets.js, then a summary of what ran, what did not and why.
 //   node scripts/run-tests.js [test dir] [--all] [--only <prefix>]
-//     (default: the repository's __test__, all but the HEAVY files below: `npm test`;
+//     (default: the repository's __test__ and its advisories/ folder, all but the HEAVY
+//     files below: `npm test`;
 //     --all: every file, `npm run test:all`, what CI runs; --only: the files whose names
 //     start with <prefix>, heavy or not, e.g. `--only s3` for npm run test:s3, which then
 //     builds garage with scripts/garage.sh if it is missing, or fails; an --only run in
@@ -30,7 +31,7 @@ const { BUILDS, probe, envFor } = require('./test-env/loadable-uws')
 
 // The test files that never start a uWS server (directly, through ultimate-express, or in
 // a worker). A file not named here is taken to need uWS.
-const WITHOUT_UWS = ['accumulator.test.js', 'option-reads.test.js', 'body-rules.test.js', 'figure-rows.test.js', 'caps.test.js', 'errors.test.js', 'external-strings.test.js', 'form.test.js', 'gc.test.js', 'loader.test.js', 'multipart-file.test.js', 'multipart-multer-cases.test.js', 'multipart-options.test.js', 'option-names.test.js', 'pool.test.js', 'protocol.test.js', 'v8-memory.test.js']
+const WITHOUT_UWS = ['accumulator.test.js', 'body-parser-suite.test.js', 'multer-suite.test.js', 'option-reads.test.js', 'body-rules.test.js', 'figure-rows.test.js', 'caps.test.js', 'errors.test.js', 'exports.test.js', 'layers.test.js', 'external-strings.test.js', 'form.test.js', 'gc.test.js', 'loader.test.js', 'multipart-file.test.js', 'multipart-multer-cases.test.js', 'multipart-options.test.js', 'option-names.test.js', 'pool.test.js', 'protocol.test.js', 'v8-memory.test.js']
 
 // The files the everyday `npm test` leaves out (said in its summary), by name prefix: each
 // takes minutes or needs what a first clone lacks. `npm run test:all` runs them, as CI
@@ -52,9 +53,14 @@ if (onlyAt !== -1 && only === '') {
 }
 const named = given.length > 0 && given.every((a) => a.endsWith('.test.js'))
 const dir = named ? path.dirname(path.resolve(given[0])) : path.resolve(given[0] || path.join(__dirname, '..', '__test__'))
+// The test folder's own files, then those of its folders here (advisories/: one file per
+// published advisory, __test__/helpers/advisory.js), named by their path in it
+// ('advisories/CVE-….test.js'), so that --only advisories and the prefixes below pick them.
+const FOLDERS = ['advisories']
+const testsIn = (folder) => fs.readdirSync(path.join(dir, folder)).filter((f) => f.endsWith('.test.js')).map((f) => path.join(folder, f))
 const files = named
   ? given.map((a) => path.relative(dir, path.resolve(a)))
-  : fs.readdirSync(dir).filter((f) => f.endsWith('.test.js') && f.startsWith(only)).sort()
+  : [...testsIn('.'), ...FOLDERS.filter((f) => fs.existsSync(path.join(dir, f))).flatMap(testsIn)].filter((f) => f.startsWith(only)).sort()
 
 const asked = process.env.UWS_BODY_TEST_UWS || ''
 if (asked !== '' && asked !== 'none' && !(asked in BUILDS)) {
@@ -176,7 +182,8 @@ try {
 fs.rmSync(path.dirname(tap), { recursive: true, force: true })
 const status = result.status === null ? 1 : result.status
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
-console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}${loadLine ? ', light load' : ''}: ${run.length} files, ${counts}, ${seconds} s, exit ${status}`)
+const inFolders = FOLDERS.map((f) => [f, run.filter((r) => r.startsWith(f + path.sep)).length]).filter(([, n]) => n > 0).map(([f, n]) => `${n} in ${f}/`)
+console.log(`run-tests: summary: ${platform}, ${build !== null ? `uWS ${build}` : 'no uWS'}${loadLine ? ', light load' : ''}: ${run.length} files${inFolders.length ? ` (${inFolders.join(', ')})` : ''}, ${counts}, ${seconds} s, exit ${status}`)
 if (skipped.length) console.log(`run-tests: files not run (they need uWS): ${skipped.join(' ')}`)
 if (skippedOnPurpose.length) console.log(`run-tests: files not run (${purposes}): ${skippedOnPurpose.join(' ')}`)
 if (heavyLeftOut.length) console.log(`run-tests: files not run (the heavy ones: npm run test:all runs every file): ${heavyLeftOut.join(' ')}`)

@@ -1,7 +1,7 @@
 'use strict'
 // node soak/budget.js [--quick] [--clients N] [--size MiB] [--budget MiB] [--pause ms] [--no-budget]
 // [--compare]: many concurrent slow uploads whose sum is far over the memory budget
-// (setMemoryBudget), against soak/budget-server.js in its own process: bare uWS
+// (setMemoryBudget), against __test__/helpers/budget-server.js in its own process: bare uWS
 // (readBody, bodyStream), ultimate-express and Express (raw()). Each client opens its
 // connection, then sends one body in pieces with pauses: mostly `size` MiB, some small,
 // content-length or chunked; some go away mid-body, some are over the 8 MiB limit.
@@ -9,7 +9,9 @@
 // Retry-After (413 ERR_BODY_TOO_LARGE for the bodies over the limit): none unanswered,
 // reset or wrong. It prints the server's peak RSS against its baseline + the budget, the
 // admitted throughput, and bytesInUse and the reservations after the load (both must be
-// 0). --compare runs the same load again without a budget, side by side.
+// 0). Then, with no collection forced, 5 lone uploads at once must all be admitted: the
+// storm's dropped bodies never hold the budget. --compare runs the same load again without
+// a budget, side by side.
 // Defaults: 2,000 clients x 4 MiB, budget 256 MiB; --quick: 200 x 1 MiB, budget 16 MiB.
 // Bounded: each request has a deadline, then the server is stopped.
 const net = require('node:net')
@@ -20,6 +22,7 @@ const { parseOne } = require('../__test__/helpers/early-clients')
 const { random } = require('../__test__/helpers/random')
 const { useLoadableUws } = require('../scripts/test-env/loadable-uws')
 const { arg, flag, getJson } = require('./common')
+const { storm } = require('../__test__/helpers/budget-storm')
 
 const quick = flag('quick')
 const MIB = 1024 * 1024
@@ -33,13 +36,15 @@ const PAUSE = arg('pause', quick ? 10 : 250)
 const DEADLINE = quick ? 30000 : 180000
 // Connections opened at once (the kernel's accept queue), then the uploads start.
 const OPENING = 200
+// Uploads sent at once after the storm, none of which may be refused: they fit the budget.
+const LONE = 5
 
 const ROUTES = [['uws', '/readBody'], ['uws', '/bodyStream'], ['ultimate', '/raw'], ['express', '/raw']]
 const NOISE = crypto.randomBytes(10 * MIB)
 
 function startServer (budget) {
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(__dirname, 'budget-server.js'), [JSON.stringify({ budget })], {
+    const child = fork(path.join(__dirname, '..', '__test__', 'helpers', 'budget-server.js'), [JSON.stringify({ budget })], {
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     })
@@ -162,16 +167,18 @@ async function run (budget) {
     open()
     results.push(...await Promise.all(pending))
     const seconds = (Date.now() - started) / 1000
+    // After the storm, with no collection forced: lone uploads that fit are admitted.
+    const lone = await storm(ports.uws, { clients: LONE, size: SIZE, pieces: 16, pause: 20, seed: CLIENTS })
     const after = await getJson(ports.uws, '/stats?gc=1')
     const totals = { ok: 0, okBytes: 0, budget: 0, tooLarge: 0, gone: 0, lost: [], wrong: [] }
     for (const r of results) check(r, totals)
-    return { budget, before, after, totals, seconds }
+    return { budget, before, after, totals, seconds, lone }
   } finally {
     child.kill()
   }
 }
 
-function report ({ budget, before, after, totals, seconds }) {
+function report ({ budget, before, after, totals, seconds, lone }) {
   const mib = (n) => (n / MIB).toFixed(0)
   const label = budget === null ? 'no budget' : `budget ${mib(budget)} MiB`
   console.log(`soak/budget, ${label}: ${CLIENTS} clients (${mib(SIZE)} MiB bodies, ${PIECE / 1024} KiB every ${PAUSE} ms) in ${seconds.toFixed(1)} s: ` +
@@ -180,9 +187,10 @@ function report ({ budget, before, after, totals, seconds }) {
   console.log(`  server RSS: baseline ${mib(before.rss)} MiB, peak ${mib(after.peakRss)} MiB (+${mib(after.peakRss - before.rss)} MiB); ` +
     `peak bytesInUse ${mib(after.peakInUse)} MiB, peak reserved ${mib(after.peakReserved)} MiB; ` +
     `after: bytesInUse ${after.bytesInUse}, reserved ${after.budgetReserved}, pooled ${mib(after.bytesPooled)} MiB, refusals ${after.budgetRefusals}`)
+  console.log(`  after the storm, before any GC: ${lone.ok} of ${LONE} lone uploads intact, ${lone.budget} x 503, ${lone.wrong.length} wrong`)
   if (totals.lost.length) console.log('  unanswered:', totals.lost.slice(0, 10))
   if (totals.wrong.length) console.log('  WRONG:', totals.wrong.slice(0, 10))
-  let failed = totals.lost.length > 0 || totals.wrong.length > 0 || after.bytesInUse !== 0 || after.budgetReserved !== 0
+  let failed = totals.lost.length > 0 || totals.wrong.length > 0 || after.bytesInUse !== 0 || after.budgetReserved !== 0 || lone.ok !== LONE
   if (budget !== null) {
     // The margin: the pool's idle blocks (its bound), and 128 MiB for the rest of the
     // process (V8's heap, uWS's buffers, the frameworks, JS-tier Buffers handed out).
