@@ -151,7 +151,7 @@ class MultipartEngine {
     // A name's length as sent: its bytes (the native side gives them one char each).
     if (head.name.length > limits.fieldNameSize) return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_KEY', max: limits.fieldNameSize }))
     const name = unescapeName(options.decodeParam(head.name))
-    if (nestingOf(name) > limits.fieldNestingDepth) return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_NESTING', max: limits.fieldNestingDepth }, name))
+    if (limits.fieldNestingDepth !== Infinity && nestingOf(name) > limits.fieldNestingDepth) return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_NESTING', max: limits.fieldNestingDepth }, name))
     if (limits.fieldArrayIndexLimit !== Infinity && exceedsArrayIndex(name, limits.fieldArrayIndexLimit)) {
       return this.fail(errors.multipartError({ code: 'LIMIT_FIELD_ARRAY_INDEX', max: limits.fieldArrayIndexLimit }, name))
     }

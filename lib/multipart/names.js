@@ -79,7 +79,11 @@ function decodeField (buffer, charset) {
 }
 
 /** `[` groups in a field's name (multer's fieldNestingDepth counts them so). */
-const nestingOf = (name) => name.split('[').length - 1
+function nestingOf (name) {
+  let n = 0
+  for (let at = name.indexOf('['); at !== -1; at = name.indexOf('[', at + 1)) n++
+  return n
+}
 
 /** Whether a `[n]` index in `name` (a well-formed nested name) is over `limit` (multer's rule). */
 function exceedsArrayIndex (name, limit) {
