@@ -10,7 +10,8 @@
 // stores every file under <kind>/<id>/ and answers [{ key, size, etag }], or the error
 // with a 500. Messages from the parent: 'reset' (CPU from now, peak RSS from now: the
 // kernel's high-water mark, VmHWM, reset through /proc/self/clear_refs) and 'stats'
-// ({ cpuMicros, rss, peakRss, peakLiveArrayBuffers, peakBytesInUse }, bytes).
+// ({ cpuMicros, rss, peakRss, peakLiveArrayBuffers, peakBytesInUse, peakAfterPause }, bytes;
+// peakAfterPause: the most uWS handed over during one pause, helpers/pause-tally.js).
 const fs = require('node:fs')
 
 const { s3Client } = require('./garage')
@@ -41,6 +42,9 @@ function memory () {
 // run when they run, and peak RSS has been seen 250 MiB above the live set because of it.
 const uwsBody = require('../..')
 const COLLECT_MS = Number(process.env.S3_SERVER_COLLECT_MS) || 0
+// The test counts what uWS delivers after pause(); the bench (no collections) runs as users do.
+const pauses = require('./pause-tally')
+if (COLLECT_MS > 0) pauses.watchPauses(require('uWebSockets.js'))
 let peaks = { liveArrayBuffers: 0, bytesInUse: 0 }
 let sampler = null
 function sample () {
@@ -57,13 +61,14 @@ process.on('message', (message) => {
     // 5: reset the peak RSS to the current RSS (proc(5), clear_refs).
     fs.writeFileSync('/proc/self/clear_refs', '5')
     peaks = { liveArrayBuffers: 0, bytesInUse: 0 }
+    pauses.reset()
     sample()
     if (sampler === null && COLLECT_MS > 0) sampler = setInterval(sample, COLLECT_MS).unref()
     process.send({ reset: true, ...memory(), ...peaks })
   } else if (message === 'stats') {
     const used = process.cpuUsage(cpu)
     sample()
-    process.send({ cpuMicros: used.user + used.system, ...memory(), peakLiveArrayBuffers: peaks.liveArrayBuffers, peakBytesInUse: peaks.bytesInUse })
+    process.send({ cpuMicros: used.user + used.system, ...memory(), peakLiveArrayBuffers: peaks.liveArrayBuffers, peakBytesInUse: peaks.bytesInUse, peakAfterPause: pauses.peakAfterPause() })
   }
 })
 // The parent ends by disconnecting.
